@@ -1,0 +1,114 @@
+/// One node of the graph: an op applied to named input tensors, producing named output tensors,
+/// with its constants (weights) by role name ("weight", "bias", "gamma", …; see each `Op` case).
+public struct Node: Hashable, Sendable {
+    /// Unique node name (the source layer's name, e.g. the Keras layer name).
+    public var name: String
+    public var op: Op
+    public var inputs: [String]
+    public var outputs: [String]
+    public var weights: [String: ConstantTensor]
+
+    public init(name: String, op: Op, inputs: [String], outputs: [String], weights: [String: ConstantTensor] = [:]) {
+        self.name = name; self.op = op; self.inputs = inputs; self.outputs = outputs; self.weights = weights
+    }
+
+    public static func == (a: Node, b: Node) -> Bool {
+        a.name == b.name && a.op == b.op && a.inputs == b.inputs && a.outputs == b.outputs
+            && a.weights.keys.sorted() == b.weights.keys.sorted()
+            && a.weights.allSatisfy { k, v in b.weights[k].map { $0 === v || ($0.shape == v.shape && $0.encoding == v.encoding && $0.floats() == v.floats()) } ?? false }
+    }
+
+    public func hash(into h: inout Hasher) { h.combine(name); h.combine(op) }
+}
+
+/// A named graph input with its static type.
+public struct ValueInfo: Codable, Hashable, Sendable {
+    public var name: String
+    public var type: TensorType
+    public init(name: String, type: TensorType) { self.name = name; self.type = type }
+}
+
+/// Colour layout of an image feature (Core ML `ImageFeatureType.ColorSpace`).
+public enum ImageColorSpace: String, Codable, Hashable, Sendable { case rgb = "RGB", bgr = "BGR", grayscale = "GRAYSCALE" }
+
+/// An image input or output (Core ML `imageType`): the tensor is [1, height, width, channels]
+/// (channels 3 for RGB/BGR, 1 for grayscale) in the IR's NHWC layout, values 0–255 before the
+/// preprocessing y = scale·x + bias[channel] (Core ML `NeuralNetworkImageScaler`).
+public struct ImageFeature: Codable, Hashable, Sendable {
+    public var width: Int
+    public var height: Int
+    public var colorSpace: ImageColorSpace
+    public var scale: Float
+    /// Per-channel biases in the image's channel order (R,G,B / B,G,R / gray).
+    public var bias: [Float]
+    public init(width: Int, height: Int, colorSpace: ImageColorSpace, scale: Float = 1, bias: [Float] = []) {
+        self.width = width; self.height = height; self.colorSpace = colorSpace; self.scale = scale; self.bias = bias
+    }
+}
+
+/// Describes a model input or output for users (Core ML `FeatureDescription`).
+public struct FeatureDescription: Codable, Hashable, Sendable {
+    public var name: String
+    public var shortDescription: String
+    /// Set when the feature is an image (Core ML imageType) rather than a multi-array.
+    public var image: ImageFeature?
+    public init(name: String, shortDescription: String = "", image: ImageFeature? = nil) {
+        self.name = name; self.shortDescription = shortDescription; self.image = image
+    }
+}
+
+/// Model metadata (Core ML `Metadata`).
+public struct ModelMetadata: Codable, Hashable, Sendable {
+    public var author: String = ""
+    public var license: String = ""
+    public var shortDescription: String = ""
+    public var versionString: String = ""
+    /// Free-form key/value pairs (Core ML `userDefined`); the converters record their source
+    /// here, e.g. "mlconv.source" = "Keras 2.15.0 (tensorflow)".
+    public var userDefined: [String: String] = [:]
+    public init() {}
+}
+
+/// What users see of a model: feature descriptions, metadata, and classifier labels.
+public struct ModelDescription: Codable, Hashable, Sendable {
+    public var inputs: [FeatureDescription] = []
+    public var outputs: [FeatureDescription] = []
+    public var metadata = ModelMetadata()
+    /// Class labels when the model is a classifier (output `classLabelOutput` then holds the
+    /// probabilities output name).
+    public var classLabels: [String]? = nil
+    public var probabilitiesOutput: String? = nil
+    public init() {}
+}
+
+/// The typed graph IR shared by every frontend (Keras, Core ML), pass and backend (bundle,
+/// `.mlmodel`). Nodes are kept in topological order; `tensorTypes` holds the inferred static type
+/// of every tensor (fill it with `inferShapes()`), checked by `verify()`.
+public struct Graph: Sendable {
+    public var inputs: [ValueInfo]
+    /// Names of the output tensors, in model order.
+    public var outputs: [String]
+    public var nodes: [Node]
+    public var tensorTypes: [String: TensorType]
+    public var description: ModelDescription
+
+    public init(inputs: [ValueInfo], outputs: [String], nodes: [Node],
+                tensorTypes: [String: TensorType] = [:], description: ModelDescription = ModelDescription()) {
+        self.inputs = inputs; self.outputs = outputs; self.nodes = nodes
+        self.tensorTypes = tensorTypes; self.description = description
+        for i in inputs { self.tensorTypes[i.name] = i.type }
+    }
+
+    /// Total number of weight values (parameters) over all nodes.
+    public var parameterCount: Int { nodes.reduce(0) { $0 + $1.weights.values.reduce(0) { $0 + $1.elementCount } } }
+
+    /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15].
+    public var opCounts: [String: Int] {
+        var c: [String: Int] = [:]
+        for n in nodes { c[n.op.name, default: 0] += 1 }
+        return c
+    }
+
+    /// The node producing `tensor`, if any.
+    public func producer(of tensor: String) -> Node? { nodes.first { $0.outputs.contains(tensor) } }
+}

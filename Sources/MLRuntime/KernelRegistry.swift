@@ -1,0 +1,27 @@
+import MLGraph
+
+/// The kernel tables. For each op name (`Op.name` without the custom class suffix) a list of
+/// factories tried in order: optimized (oneDNN) first, then the reference kernel that every op has.
+/// `Model.Configuration.referenceOnly` skips the optimized table — the oracle tests compare against.
+public enum KernelRegistry {
+    /// Plain Swift kernels, one per op: the specification of each op's numerics.
+    public static let reference: [String: KernelFactory] = ReferenceKernels.table
+    /// Fast kernels (oneDNN); an op may be absent, and a factory may decline a configuration.
+    public static let optimized: [String: KernelFactory] = OptimizedKernels.table
+
+    /// Key used in the tables for a node's op.
+    public static func key(for op: Op) -> String {
+        if case .custom = op { return "custom" }
+        return op.name
+    }
+
+    /// Builds the kernel for `context.node`, preferring optimized kernels unless `referenceOnly`.
+    /// - Throws: `RuntimeError.unsupportedOp` when no table has the op.
+    public static func makeKernel(_ context: KernelContext, referenceOnly: Bool) throws -> Kernel {
+        let k = key(for: context.node.op)
+        if !referenceOnly, let f = optimized[k], let kernel = try f(context) { return kernel }
+        if let f = reference[k], let kernel = try f(context) { return kernel }
+        throw RuntimeError.unsupportedOp(node: context.node.name, op: context.node.op.name,
+                                         message: "no reference kernel covers this configuration")
+    }
+}
