@@ -30,6 +30,21 @@ static inline hid_t mlconv_H5T_NATIVE_INT64(void) { return H5T_NATIVE_INT64; }
 static inline hid_t mlconv_H5T_NATIVE_UINT8(void) { return H5T_NATIVE_UCHAR; }
 static inline hid_t mlconv_H5T_C_S1(void) { return H5T_C_S1; }
 
+// MARK: Files
+
+/// A new file-access property list for read-only opening (close it with `H5Pclose`): file
+/// locking is disabled where libhdf5 supports that (1.10.7+), so that reading works on file
+/// systems without `flock` (network mounts) and never contends with other readers. Negative on
+/// failure.
+static inline hid_t mlconv_create_read_only_fapl(void) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) { return fapl; }
+#if H5_VERSION_GE(1, 10, 7)
+    H5Pset_file_locking(fapl, 0, 1);
+#endif
+    return fapl;
+}
+
 // MARK: Library version
 
 /// Writes the runtime version of libhdf5 (not the headers') to the three out-parameters.

@@ -28,12 +28,14 @@ public final class ByteStorage: @unchecked Sendable {
         self.ownsAllocation = true
     }
 
-    public convenience init(_ bytes: [UInt8]) {
-        self.init(copying: bytes.withUnsafeBytes { $0 })
+    /// Copies `bytes` (the pointer is only used inside `withUnsafeBytes`).
+    public static func copying(_ bytes: [UInt8]) -> ByteStorage {
+        bytes.withUnsafeBytes { ByteStorage(copying: $0) }
     }
 
-    public convenience init(floats: [Float]) {
-        self.init(copying: floats.withUnsafeBytes { $0 })
+    /// Copies the float32 values' bytes (little-endian on every supported host).
+    public static func copying(floats: [Float]) -> ByteStorage {
+        floats.withUnsafeBytes { ByteStorage(copying: $0) }
     }
 
     deinit {
@@ -122,7 +124,7 @@ public final class ConstantTensor: @unchecked Sendable {
     public convenience init(shape: [Int], floats values: [Float]) {
         precondition(values.count == shape.reduce(1, *), "ConstantTensor: \(values.count) values for shape \(shape)")
         // Cannot fail: storage size matches by construction.
-        try! self.init(shape: shape, encoding: .float32, storage: ByteStorage(floats: values))
+        try! self.init(shape: shape, encoding: .float32, storage: .copying(floats: values))
     }
 
     public var elementCount: Int { shape.reduce(1, *) }

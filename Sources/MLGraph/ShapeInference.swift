@@ -7,7 +7,10 @@ extension Graph {
     ///   (the message gives expected and found shapes).
     public mutating func inferShapes() throws {
         var types: [String: TensorType] = [:]
-        for i in inputs { types[i.name] = i.type }
+        for i in inputs {
+            guard let problem = i.type.shapeProblem else { types[i.name] = i.type; continue }
+            throw GraphError.invalidTopology("input '\(i.name)' has shape \(formatShape(i.type.shape)): \(problem)")
+        }
         for node in nodes {
             var ins: [TensorType] = []
             for name in node.inputs {
@@ -17,7 +20,14 @@ extension Graph {
                 }
                 ins.append(t)
             }
+            try node.checkAttributes()
             let outs = try node.inferOutputTypes(ins)
+            for (name, t) in zip(node.outputs, outs) {
+                if let problem = t.shapeProblem {
+                    throw GraphError.invalidNode(node: node.name, op: node.op.name,
+                        message: "output '\(name)' would have shape \(formatShape(t.shape)): \(problem)")
+                }
+            }
             guard outs.count == node.outputs.count else {
                 throw GraphError.invalidNode(node: node.name, op: node.op.name,
                     message: "produces \(outs.count) outputs, but \(node.outputs.count) output names are given")
@@ -36,7 +46,65 @@ extension Graph {
     }
 }
 
+extension TensorType {
+    /// Largest element count a tensor may have (2⁴⁰): products of dimensions cannot overflow.
+    public static let maxElementCount = 1 << 40
+
+    /// Why this shape is unusable (a non-positive dimension, or too many elements), or nil.
+    public var shapeProblem: String? {
+        guard !shape.isEmpty else { return "rank 0 (a scalar) is not a tensor the IR supports" }
+        var n = 1
+        for d in shape {
+            guard d > 0 else { return "dimension \(d) is not positive" }
+            let (p, overflow) = n.multipliedReportingOverflow(by: d)
+            guard !overflow, p <= TensorType.maxElementCount else { return "more than 2^40 elements" }
+            n = p
+        }
+        return nil
+    }
+}
+
 extension Node {
+    /// Checks attribute arrays have the lengths and signs the op needs, so shape inference and
+    /// kernels can index them. - Throws: `GraphError.invalidNode`.
+    func checkAttributes() throws {
+        func pair(_ v: [Int], _ what: String, min: Int = 1) throws {
+            guard v.count == 2, v.allSatisfy({ $0 >= min && $0 <= 1 << 20 }) else {
+                throw fail("\(what) must be two integers ≥ \(min), found \(v)")
+            }
+        }
+        func pads(_ p: PaddingMode) throws {
+            if case let .explicit(t, b, l, r) = p, ![t, b, l, r].allSatisfy({ $0 >= 0 && $0 <= 1 << 20 }) {
+                throw fail("explicit padding must be non-negative, found \([t, b, l, r])")
+            }
+        }
+        switch op {
+        case let .conv2d(a):
+            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations"); try pads(a.padding)
+            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+        case let .deconv2d(a):
+            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
+            try pair(a.outputPadding, "outputPadding", min: 0); try pads(a.padding)
+            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+        case let .dense(a):
+            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+        case let .pool2d(a):
+            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pads(a.padding)
+        case let .upsample2d(a):
+            try pair(a.scale, "scale")
+        case let .reshape(t):
+            guard !t.isEmpty, t.filter({ $0 == -1 }).count <= 1, t.allSatisfy({ $0 == -1 || ($0 > 0 && $0 <= 1 << 40) }) else {
+                throw fail("target shape \(t) must be positive dimensions with at most one -1")
+            }
+        case let .repeatVector(n):
+            guard n >= 1 else { throw fail("n must be positive, found \(n)") }
+        case let .batchNorm(a):
+            guard a.epsilon >= 0, a.epsilon.isFinite else { throw fail("epsilon must be finite and ≥ 0, found \(a.epsilon)") }
+        default:
+            break
+        }
+    }
+
     private func fail(_ message: String) -> GraphError {
         GraphError.invalidNode(node: name, op: op.name, message: message)
     }

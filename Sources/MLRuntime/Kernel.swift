@@ -2,6 +2,7 @@ import MLGraph
 
 /// What a kernel factory sees of the node it must run, with every shape resolved.
 public struct KernelContext {
+    /// The node: op, attributes, weights, tensor names.
     public let node: Node
     /// Static types of `node.inputs`, in order.
     public let inputTypes: [TensorType]
@@ -10,6 +11,7 @@ public struct KernelContext {
     /// Maximum threads the kernel may use (from `Model.Configuration.threadCount`).
     public let threadCount: Int
 
+    /// A context for `node` with the given resolved types.
     public init(node: Node, inputTypes: [TensorType], outputTypes: [TensorType], threadCount: Int) {
         self.node = node; self.inputTypes = inputTypes; self.outputTypes = outputTypes; self.threadCount = threadCount
     }
@@ -25,11 +27,24 @@ public struct KernelContext {
 /// an input buffer unless the kernel declares `supportsInPlace`.
 public protocol Kernel: AnyObject {
     func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>])
+
+    /// Whether output 0 may share the buffer of input 0 (`outputs[0] == inputs[0]`): true only
+    /// when output element i depends on input-0 element i alone and on no other input-0 element
+    /// (elementwise kernels whose input 0 has the output's shape). Default false. The memory plan
+    /// uses it to reuse input 0's buffer when input 0 is not read after this node.
+    var supportsInPlace: Bool { get }
 }
 
 extension Kernel {
-    /// Whether output 0 may share the buffer of input 0 (elementwise kernels).
+    /// Default: false (outputs get their own buffers).
     public var supportsInPlace: Bool { false }
+}
+
+/// A kernel whose computation can fail at run time (custom layers, whose `evaluate` throws).
+/// `Model` calls `runThrowing` instead of `run` and reports the error as
+/// `RuntimeError.kernelFailure` naming the node.
+protocol ThrowingKernel: Kernel {
+    func runThrowing(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) throws
 }
 
 /// Builds a kernel for a node, or returns nil when this implementation does not cover the node's
@@ -38,26 +53,46 @@ public typealias KernelFactory = (KernelContext) throws -> Kernel?
 
 /// Errors from loading or running a model. Messages name the model, node or input, expected and
 /// found values, and what to do.
-public enum RuntimeError: Error, CustomStringConvertible {
+public enum RuntimeError: Error, CustomStringConvertible, Equatable {
+    /// No kernel table covers the node's op or configuration (thrown by `Model.init`).
     case unsupportedOp(node: String, op: String, message: String)
+    /// The graph uses custom layer class `className` (in the listed layers), and no implementation
+    /// is registered in `CustomLayerRegistry` (thrown by `Model.init`).
     case missingCustomLayer(className: String, layers: [String])
+    /// A custom layer implementation failed at load (init, weights, or output shapes that disagree
+    /// with the graph) — thrown by `Model.init`.
+    case customLayerFailure(node: String, className: String, message: String)
+    /// `prediction(from:)` was not given the model input `name`.
     case missingInput(name: String, expected: [String])
+    /// `prediction(from:)` was given `name`, which is not a model input.
     case unknownInput(name: String, expected: [String])
+    /// An input array's shape is neither the input's shape nor that shape without its leading
+    /// batch dimension of 1.
     case shapeMismatch(input: String, expected: [Int], found: [Int])
+    /// An `NDArray` was built with an invalid shape or a scalar count that does not match it.
+    case invalidArray(shape: [Int], elementCount: Int, message: String)
+    /// A kernel failed: at load (invalid weights or attributes) or, for custom layers, at run time.
     case kernelFailure(node: String, message: String)
 
+    /// The message: names the node or input, expected and found values, and what to do.
     public var description: String {
         switch self {
         case let .unsupportedOp(node, op, message):
             return "node '\(node)': no kernel for \(op): \(message)"
         case let .missingCustomLayer(className, layers):
             return "custom layer class '\(className)' (used by layer(s) \(layers.joined(separator: ", "))) has no registered implementation; register one with CustomLayerRegistry.register(className:) before loading, or convert with a --lower hook"
+        case let .customLayerFailure(node, className, message):
+            return "node '\(node)' (custom layer '\(className)'): \(message)"
         case let .missingInput(name, expected):
             return "missing input '\(name)'; the model's inputs are: \(expected.joined(separator: ", "))"
         case let .unknownInput(name, expected):
             return "unknown input '\(name)'; the model's inputs are: \(expected.joined(separator: ", "))"
         case let .shapeMismatch(input, expected, found):
-            return "input '\(input)' should have shape \(formatShape(expected)) (a leading batch 1 may be omitted), found \(formatShape(found))"
+            let count = found.reduce(1, *), want = expected.reduce(1, *)
+            let counts = count == want ? "" : " (\(count) elements, expected \(want))"
+            return "input '\(input)' should have shape \(formatShape(expected)) (a leading batch 1 may be omitted), found \(formatShape(found))\(counts)"
+        case let .invalidArray(shape, elementCount, message):
+            return "invalid array of shape \(formatShape(shape)) with \(elementCount) values: \(message)"
         case let .kernelFailure(node, message):
             return "node '\(node)': \(message)"
         }

@@ -16,11 +16,19 @@ public enum KernelRegistry {
     }
 
     /// Builds the kernel for `context.node`, preferring optimized kernels unless `referenceOnly`.
-    /// - Throws: `RuntimeError.unsupportedOp` when no table has the op.
+    /// - Throws: `RuntimeError.unsupportedOp` when no table has the op; a factory's
+    ///   `RuntimeError` as is; any other factory error wrapped in `RuntimeError.kernelFailure`
+    ///   naming the node.
     public static func makeKernel(_ context: KernelContext, referenceOnly: Bool) throws -> Kernel {
         let k = key(for: context.node.op)
-        if !referenceOnly, let f = optimized[k], let kernel = try f(context) { return kernel }
-        if let f = reference[k], let kernel = try f(context) { return kernel }
+        do {
+            if !referenceOnly, let f = optimized[k], let kernel = try f(context) { return kernel }
+            if let f = reference[k], let kernel = try f(context) { return kernel }
+        } catch let e as RuntimeError {
+            throw e
+        } catch {
+            throw RuntimeError.kernelFailure(node: context.node.name, message: "\(context.node.op.name): \(error)")
+        }
         throw RuntimeError.unsupportedOp(node: context.node.name, op: context.node.op.name,
                                          message: "no reference kernel covers this configuration")
     }

@@ -1,1 +1,4 @@
-print("mlconv")
+import Foundation
+import MLConvCLI
+
+exit(MLConv.main(Array(CommandLine.arguments.dropFirst())))

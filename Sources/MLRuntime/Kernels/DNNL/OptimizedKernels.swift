@@ -1,6 +1,18 @@
 import MLGraph
 
-/// Registry of oneDNN kernels (one file per op under Kernels/DNNL/).
+/// Registry of oneDNN kernels (one file per op under Kernels/DNNL/). Each factory declines
+/// (returns nil) configurations it does not cover; the reference kernel then runs.
 enum OptimizedKernels {
-    static let table: [String: KernelFactory] = [:]
+    static let table: [String: KernelFactory] = [
+        "conv2d": DNNLConv2D.factory,
+        "deconv2d": DNNLDeconv2D.factory,
+        "dense": DNNLDense.factory,
+        "pool2d": DNNLPool2D.factory,
+        "globalPool2d": DNNLPool2D.globalFactory,
+        "batchNorm": DNNLBatchNorm.factory,
+        "activation": DNNLActivation.factory,
+        "softmax": DNNLSoftmax.factory,
+        "concat": DNNLConcat.factory,
+        "elementwise": DNNLElementwise.factory,
+    ]
 }

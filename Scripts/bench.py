@@ -1,0 +1,109 @@
+"""mlconv vs TensorFlow vs ONNX Runtime latency on the seed look-alike fixtures.
+
+Run through Scripts/bench (which builds mlconv in release mode and provides the Python venv).
+For each fixture: mlconv convert time (wall clock of `mlconv keras`), mlconv prediction latency
+(`mlconv predict --benchmark`, median of N after warm-up), TensorFlow latency (`model(x,
+training=False)` in a loop), ONNX Runtime latency (model converted with tf2onnx), all with the same
+thread count. Prints a table with ratios (ours / peer; < 1 means mlconv is faster).
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEEDS = ["fer_cnn", "tiny_yolo", "style_transfer", "sketch_cnn", "small_unet"]
+
+
+def median_latency(fn, runs, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000.0
+
+
+def ours(mlconv, fx, tmp, threads, runs):
+    bundle = os.path.join(tmp, fx["name"] + ".mlbundle")
+    cmd = [mlconv, "keras", os.path.join(ROOT, "Fixtures/keras", fx["model"]), "-o", bundle]
+    if fx.get("config"):
+        cmd += ["--config", os.path.join(ROOT, "Fixtures/keras", fx["config"])]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    convert_ms = (time.perf_counter() - t) * 1000.0
+    cmd = [mlconv, "predict", bundle, "--threads", str(threads), "--benchmark", str(runs)]
+    for inp in fx["inputs"]:
+        cmd += ["--input", f'{inp["name"]}={os.path.join(ROOT, "Fixtures/keras", inp["file"])}']
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"median ([0-9.]+) ms", out)
+    if not m:
+        raise RuntimeError("no latency in mlconv output:\n" + out)
+    return convert_ms, float(m.group(1))
+
+
+def peers(fx, tmp, threads, runs):
+    import numpy as np
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    if fx["flavor"] == "keras2":
+        import tf_keras as keras
+    else:
+        import keras
+    path = os.path.join(ROOT, "Fixtures/keras", fx["model"])
+    model = keras.models.load_model(path, compile=False)
+    xs = [np.load(os.path.join(ROOT, "Fixtures/keras", i["file"])) for i in fx["inputs"]]
+    tf_ms = median_latency(lambda: model(xs if len(xs) > 1 else xs[0], training=False), runs)
+    ort_ms = None
+    try:
+        import onnxruntime as ort
+        import tf2onnx
+        spec = [tf.TensorSpec(x.shape, tf.float32, name=i["name"]) for x, i in zip(xs, fx["inputs"])]
+        onnx_path = os.path.join(tmp, fx["name"] + ".onnx")
+        tf2onnx.convert.from_keras(model, input_signature=spec, opset=13, output_path=onnx_path)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        feeds = {i.name: x for i, x in zip(sess.get_inputs(), xs)}
+        ort_ms = median_latency(lambda: sess.run(None, feeds), runs)
+    except Exception as e:  # report, don't hide
+        print(f"  ONNX Runtime unavailable for {fx['name']}: {e}", file=sys.stderr)
+    return tf_ms, ort_ms
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mlconv", required=True)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("names", nargs="*")
+    a = ap.parse_args()
+    manifest = json.load(open(os.path.join(ROOT, "Fixtures/keras/manifest.json")))
+    wanted = a.names or [s + "_k2" for s in SEEDS]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for fx in manifest["fixtures"]:
+            if fx["name"] not in wanted:
+                continue
+            conv_ms, our_ms = ours(a.mlconv, fx, tmp, a.threads, a.runs)
+            tf_ms, ort_ms = peers(fx, tmp, a.threads, a.runs)
+            rows.append((fx["name"], conv_ms, our_ms, tf_ms, ort_ms))
+    print(f"threads={a.threads} runs={a.runs}")
+    print(f"{'model':<22}{'convert ms':>11}{'mlconv ms':>11}{'TF ms':>9}{'ORT ms':>9}{'ours/TF':>9}{'ours/ORT':>9}")
+    for name, c, o, t, r in rows:
+        rs = f"{o / r:9.2f}" if r else f"{'n/a':>9}"
+        rv = f"{r:9.2f}" if r else f"{'n/a':>9}"
+        print(f"{name:<22}{c:11.1f}{o:11.2f}{t:9.2f}{rv}{o / t:9.2f}{rs}")
+
+
+if __name__ == "__main__":
+    main()

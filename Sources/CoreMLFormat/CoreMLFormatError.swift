@@ -1,0 +1,34 @@
+/// Errors thrown while reading or writing Core ML model files.
+///
+/// Every case names the file (or `"<memory>"` for in-memory buffers), what was expected, what
+/// was found, and what the user can do about it (`description`).
+public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// The file could not be read from disk.
+    case unreadable(file: String, reason: String)
+    /// The bytes are not a Core ML `Model` protobuf (empty, truncated, corrupted, or another
+    /// file type). `found` describes the first problem located by a wire-format scan.
+    case notAModel(file: String, byteCount: Int, found: String)
+    /// An `.mlpackage` directory is missing its manifest or root model, or the manifest is
+    /// not valid JSON of the expected shape.
+    case invalidPackage(path: String, expected: String, found: String)
+    /// The in-memory spec cannot be serialized (for example a string that contains NUL).
+    case cannotEncode(what: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .unreadable(file, reason):
+            return "\(file): cannot read the file (\(reason)). Check the path and its permissions."
+        case let .notAModel(file, byteCount, found):
+            return "\(file): expected a Core ML model (a CoreML.Specification.Model protobuf), "
+                + "found \(byteCount) bytes that are not one: \(found). "
+                + "Re-export or re-download the model; if it is an .mlpackage, pass the "
+                + "package directory instead of a file inside it."
+        case let .invalidPackage(path, expected, found):
+            return "\(path): expected \(expected), found \(found). An .mlpackage must contain "
+                + "Manifest.json and the root model it names (normally "
+                + "Data/com.apple.CoreML/model.mlmodel); re-export the package."
+        case let .cannotEncode(what, reason):
+            return "cannot encode \(what): \(reason). Fix the value in the spec and retry."
+        }
+    }
+}

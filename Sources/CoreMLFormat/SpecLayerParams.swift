@@ -1,0 +1,1134 @@
+// Parameters of the classic (rank-5) layers and the rank-N layers with several fields.
+// Weight layouts are row-major, as in Apple's NeuralNetwork.proto.
+
+extension Spec {
+    /// `FlattenLayerParams.FlattenOrder`.
+    public struct FlattenOrder: RawRepresentable, Hashable, Sendable {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// Flatten [C, H, W] in C, H, W order.
+        public static let channelFirst = FlattenOrder(rawValue: 0)
+        /// Flatten in H, W, C order (what Keras' Flatten produces).
+        public static let channelLast = FlattenOrder(rawValue: 1)
+    }
+
+    /// `GeluLayerParams.GeluMode`.
+    public struct GeluMode: RawRepresentable, Hashable, Sendable {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        public static let exact = GeluMode(rawValue: 0)
+        public static let tanhApproximation = GeluMode(rawValue: 1)
+        public static let sigmoidApproximation = GeluMode(rawValue: 2)
+    }
+
+    /// `BorderAmounts.EdgeSizes`: padding or cropping before/after one spatial axis.
+    public struct EdgeSizes: Equatable, Sendable {
+        public var startEdgeSize: UInt64
+        public var endEdgeSize: UInt64
+        public init(startEdgeSize: UInt64, endEdgeSize: UInt64) {
+            self.startEdgeSize = startEdgeSize
+            self.endEdgeSize = endEdgeSize
+        }
+    }
+
+    /// `BorderAmounts`: one `EdgeSizes` per spatial axis, [height, width].
+    public struct BorderAmounts: Equatable, Sendable {
+        public var borderAmounts: [EdgeSizes]
+        public init(_ borderAmounts: [EdgeSizes] = []) { self.borderAmounts = borderAmounts }
+    }
+
+    /// `ValidPadding`: explicit padding amounts (none when `paddingAmounts` is nil or empty).
+    public struct ValidPadding: Equatable, Sendable {
+        public var paddingAmounts: BorderAmounts?
+        public init(paddingAmounts: BorderAmounts? = nil) { self.paddingAmounts = paddingAmounts }
+    }
+
+    /// `SamePadding.SamePaddingMode`.
+    public struct SamePaddingMode: RawRepresentable, Hashable, Sendable {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// The extra pixel of an odd total goes to the bottom/right (TensorFlow's 'same').
+        public static let bottomRightHeavy = SamePaddingMode(rawValue: 0)
+        public static let topLeftHeavy = SamePaddingMode(rawValue: 1)
+    }
+
+    /// `ConvolutionLayerParams`: 2-D convolution or deconvolution.
+    ///
+    /// - `weights`: [outputChannels, kernelChannels, kernelSize[0], kernelSize[1]] row-major,
+    ///   kernelChannels = inputChannels / nGroups. For deconvolution:
+    ///   [kernelChannels, outputChannels / nGroups, kH, kW].
+    /// - `bias`: [outputChannels] when `hasBias`.
+    /// - `kernelSize`, `stride`, `dilationFactor`: [height, width] (defaults 3×3, 1, 1 when empty).
+    public struct ConvolutionLayerParams: Equatable, Sendable {
+        public var outputChannels: UInt64
+        public var kernelChannels: UInt64
+        public var nGroups: UInt64
+        public var kernelSize: [UInt64]
+        public var stride: [UInt64]
+        public var dilationFactor: [UInt64]
+        public var padding: Padding?
+        public var isDeconvolution: Bool
+        public var hasBias: Bool
+        public var weights: WeightParams?
+        public var bias: WeightParams?
+        /// Deconvolution output size [H, W] (optional).
+        public var outputShape: [UInt64]
+        public var unknownFields: UnknownFields
+
+        /// The `ConvolutionPaddingType` oneof.
+        public enum Padding: Equatable, Sendable {
+            case valid(ValidPadding)
+            case same(SamePaddingMode)
+        }
+
+        public init(outputChannels: UInt64 = 0, kernelChannels: UInt64 = 0, nGroups: UInt64 = 1,
+                    kernelSize: [UInt64] = [], stride: [UInt64] = [], dilationFactor: [UInt64] = [],
+                    padding: Padding? = nil, isDeconvolution: Bool = false, hasBias: Bool = false,
+                    weights: WeightParams? = nil, bias: WeightParams? = nil, outputShape: [UInt64] = [],
+                    unknownFields: UnknownFields = []) {
+            self.outputChannels = outputChannels
+            self.kernelChannels = kernelChannels
+            self.nGroups = nGroups
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.dilationFactor = dilationFactor
+            self.padding = padding
+            self.isDeconvolution = isDeconvolution
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.outputShape = outputShape
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `InnerProductLayerParams`: fully connected. `weights` [outputChannels, inputChannels]
+    /// row-major; `bias` [outputChannels].
+    public struct InnerProductLayerParams: Equatable, Sendable {
+        public var inputChannels: UInt64
+        public var outputChannels: UInt64
+        public var hasBias: Bool
+        public var weights: WeightParams?
+        public var bias: WeightParams?
+        public var int8DynamicQuantize: Bool
+        public var unknownFields: UnknownFields
+        public init(inputChannels: UInt64 = 0, outputChannels: UInt64 = 0, hasBias: Bool = false,
+                    weights: WeightParams? = nil, bias: WeightParams? = nil, int8DynamicQuantize: Bool = false,
+                    unknownFields: UnknownFields = []) {
+            self.inputChannels = inputChannels
+            self.outputChannels = outputChannels
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.int8DynamicQuantize = int8DynamicQuantize
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `EmbeddingLayerParams`: `weights` [outputChannels, inputDim] row-major; `bias` [outputChannels].
+    public struct EmbeddingLayerParams: Equatable, Sendable {
+        public var inputDim: UInt64
+        public var outputChannels: UInt64
+        public var hasBias: Bool
+        public var weights: WeightParams?
+        public var bias: WeightParams?
+        public var unknownFields: UnknownFields
+        public init(inputDim: UInt64 = 0, outputChannels: UInt64 = 0, hasBias: Bool = false,
+                    weights: WeightParams? = nil, bias: WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.inputDim = inputDim
+            self.outputChannels = outputChannels
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `EmbeddingNDLayerParams`: `weights` [embeddingSize, vocabSize] row-major; `bias` [embeddingSize].
+    public struct EmbeddingNDLayerParams: Equatable, Sendable {
+        public var vocabSize: UInt64
+        public var embeddingSize: UInt64
+        public var hasBias: Bool
+        public var weights: WeightParams?
+        public var bias: WeightParams?
+        public var unknownFields: UnknownFields
+        public init(vocabSize: UInt64 = 0, embeddingSize: UInt64 = 0, hasBias: Bool = false,
+                    weights: WeightParams? = nil, bias: WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.vocabSize = vocabSize
+            self.embeddingSize = embeddingSize
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `BatchnormLayerParams`: y = gamma * (x - mean) / sqrt(variance + epsilon) + beta, each
+    /// vector [channels].
+    public struct BatchnormLayerParams: Equatable, Sendable {
+        public var channels: UInt64
+        public var computeMeanVar: Bool
+        public var instanceNormalization: Bool
+        public var epsilon: Float
+        public var gamma: WeightParams?
+        public var beta: WeightParams?
+        public var mean: WeightParams?
+        public var variance: WeightParams?
+        public var unknownFields: UnknownFields
+        public init(channels: UInt64 = 0, computeMeanVar: Bool = false, instanceNormalization: Bool = false,
+                    epsilon: Float = 0, gamma: WeightParams? = nil, beta: WeightParams? = nil,
+                    mean: WeightParams? = nil, variance: WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.channels = channels
+            self.computeMeanVar = computeMeanVar
+            self.instanceNormalization = instanceNormalization
+            self.epsilon = epsilon
+            self.gamma = gamma
+            self.beta = beta
+            self.mean = mean
+            self.variance = variance
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `PoolingLayerParams` (2-D). `kernelSize` and `stride` are [height, width].
+    public struct PoolingLayerParams: Equatable, Sendable {
+        public struct PoolingType: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let max = PoolingType(rawValue: 0)
+            public static let average = PoolingType(rawValue: 1)
+            public static let l2 = PoolingType(rawValue: 2)
+        }
+        /// The `PoolingPaddingType` oneof.
+        public enum Padding: Equatable, Sendable {
+            case valid(ValidPadding)
+            case same(SamePaddingMode)
+            /// Caffe-style "valid complete" padding: [top, left] amounts.
+            case includeLastPixel(paddingAmounts: [UInt64])
+        }
+        public var type: PoolingType
+        public var kernelSize: [UInt64]
+        public var stride: [UInt64]
+        public var padding: Padding?
+        public var avgPoolExcludePadding: Bool
+        public var globalPooling: Bool
+        public var unknownFields: UnknownFields
+        public init(type: PoolingType = .max, kernelSize: [UInt64] = [], stride: [UInt64] = [],
+                    padding: Padding? = nil, avgPoolExcludePadding: Bool = false, globalPooling: Bool = false,
+                    unknownFields: UnknownFields = []) {
+            self.type = type
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.padding = padding
+            self.avgPoolExcludePadding = avgPoolExcludePadding
+            self.globalPooling = globalPooling
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `PaddingLayerParams`: pads H and W (`paddingAmounts` is [height, width]).
+    public struct PaddingLayerParams: Equatable, Sendable {
+        public enum PaddingType: Equatable, Sendable {
+            case constant(value: Float)
+            case reflection
+            case replication
+        }
+        public var paddingType: PaddingType?
+        public var paddingAmounts: BorderAmounts?
+        public var unknownFields: UnknownFields
+        public init(paddingType: PaddingType?, paddingAmounts: BorderAmounts?, unknownFields: UnknownFields = []) {
+            self.paddingType = paddingType
+            self.paddingAmounts = paddingAmounts
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `LRNLayerParams`: local response normalization across channels.
+    public struct LRNLayerParams: Equatable, Sendable {
+        public var alpha: Float
+        public var beta: Float
+        public var localSize: UInt64
+        public var k: Float
+        public init(alpha: Float, beta: Float, localSize: UInt64, k: Float) {
+            self.alpha = alpha
+            self.beta = beta
+            self.localSize = localSize
+            self.k = k
+        }
+    }
+
+    /// `UnaryFunctionLayerParams`: f(scale * x + shift) with f chosen by `type`.
+    public struct UnaryFunctionLayerParams: Equatable, Sendable {
+        public struct Operation: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let sqrt = Operation(rawValue: 0)
+            public static let rsqrt = Operation(rawValue: 1)
+            public static let inverse = Operation(rawValue: 2)
+            public static let power = Operation(rawValue: 3)
+            public static let exp = Operation(rawValue: 4)
+            public static let log = Operation(rawValue: 5)
+            public static let abs = Operation(rawValue: 6)
+            public static let threshold = Operation(rawValue: 7)
+        }
+        public var type: Operation
+        public var alpha: Float
+        public var epsilon: Float
+        public var shift: Float
+        public var scale: Float
+        public init(type: Operation, alpha: Float = 0, epsilon: Float = 0, shift: Float = 0, scale: Float = 0) {
+            self.type = type
+            self.alpha = alpha
+            self.epsilon = epsilon
+            self.shift = shift
+            self.scale = scale
+        }
+    }
+
+    /// `UpsampleLayerParams`: `scalingFactor` is [height, width].
+    public struct UpsampleLayerParams: Equatable, Sendable {
+        public struct InterpolationMode: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let nearestNeighbor = InterpolationMode(rawValue: 0)
+            public static let bilinear = InterpolationMode(rawValue: 1)
+        }
+        public struct LinearUpsampleMode: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let `default` = LinearUpsampleMode(rawValue: 0)
+            public static let alignCornersTrue = LinearUpsampleMode(rawValue: 1)
+            public static let alignCornersFalse = LinearUpsampleMode(rawValue: 2)
+        }
+        public var scalingFactor: [UInt64]
+        public var fractionalScalingFactor: [Float]
+        public var mode: InterpolationMode
+        public var linearUpsampleMode: LinearUpsampleMode
+        public init(scalingFactor: [UInt64], fractionalScalingFactor: [Float] = [], mode: InterpolationMode = .nearestNeighbor,
+                    linearUpsampleMode: LinearUpsampleMode = .default) {
+            self.scalingFactor = scalingFactor
+            self.fractionalScalingFactor = fractionalScalingFactor
+            self.mode = mode
+            self.linearUpsampleMode = linearUpsampleMode
+        }
+    }
+
+    /// `SamplingMode.Method`.
+    public struct SamplingMethod: RawRepresentable, Hashable, Sendable {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        public static let strictAlignEndpoints = SamplingMethod(rawValue: 0)
+        public static let alignEndpoints = SamplingMethod(rawValue: 1)
+        public static let upsample = SamplingMethod(rawValue: 2)
+        public static let roiAlign = SamplingMethod(rawValue: 3)
+    }
+
+    /// `ResizeBilinearLayerParams`: `targetSize` is [height, width].
+    public struct ResizeBilinearLayerParams: Equatable, Sendable {
+        public var targetSize: [UInt64]
+        /// nil when the `mode` message is absent (Core ML then uses strict endpoint alignment).
+        public var mode: SamplingMethod?
+        public init(targetSize: [UInt64], mode: SamplingMethod? = nil) {
+            self.targetSize = targetSize
+            self.mode = mode
+        }
+    }
+
+    /// `BiasLayerParams`: adds `bias` of `shape` ([1], [C] or [C, H, W]).
+    public struct BiasLayerParams: Equatable, Sendable {
+        public var shape: [UInt64]
+        public var bias: WeightParams?
+        public init(shape: [UInt64], bias: WeightParams?) {
+            self.shape = shape
+            self.bias = bias
+        }
+    }
+
+    /// `ScaleLayerParams`: x * scale (+ bias); shapes are [1], [C] or [C, H, W].
+    public struct ScaleLayerParams: Equatable, Sendable {
+        public var shapeScale: [UInt64]
+        public var scale: WeightParams?
+        public var hasBias: Bool
+        public var shapeBias: [UInt64]
+        public var bias: WeightParams?
+        public init(shapeScale: [UInt64], scale: WeightParams?, hasBias: Bool = false, shapeBias: [UInt64] = [],
+                    bias: WeightParams? = nil) {
+            self.shapeScale = shapeScale
+            self.scale = scale
+            self.hasBias = hasBias
+            self.shapeBias = shapeBias
+            self.bias = bias
+        }
+    }
+
+    /// `LoadConstantLayerParams` / `LoadConstantNDLayerParams`: a constant of `shape`
+    /// ([C, H, W] for the classic layer).
+    public struct LoadConstantLayerParams: Equatable, Sendable {
+        public var shape: [UInt64]
+        public var data: WeightParams?
+        public init(shape: [UInt64], data: WeightParams?) {
+            self.shape = shape
+            self.data = data
+        }
+    }
+
+    /// `ReshapeLayerParams`: `targetShape` is [C, H, W] or [Seq, C, H, W].
+    public struct ReshapeLayerParams: Equatable, Sendable {
+        public var targetShape: [Int64]
+        public var mode: FlattenOrder
+        public init(targetShape: [Int64], mode: FlattenOrder = .channelFirst) {
+            self.targetShape = targetShape
+            self.mode = mode
+        }
+    }
+
+    /// `ReorganizeDataLayerParams`.
+    public struct ReorganizeDataLayerParams: Equatable, Sendable {
+        public struct ReorganizationType: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let spaceToDepth = ReorganizationType(rawValue: 0)
+            public static let depthToSpace = ReorganizationType(rawValue: 1)
+            public static let pixelShuffle = ReorganizationType(rawValue: 2)
+        }
+        public var mode: ReorganizationType
+        public var blockSize: UInt64
+        public init(mode: ReorganizationType, blockSize: UInt64) {
+            self.mode = mode
+            self.blockSize = blockSize
+        }
+    }
+
+    /// `SliceLayerParams` (classic, one axis of [C, H, W]).
+    public struct SliceLayerParams: Equatable, Sendable {
+        public struct SliceAxis: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let channel = SliceAxis(rawValue: 0)
+            public static let height = SliceAxis(rawValue: 1)
+            public static let width = SliceAxis(rawValue: 2)
+        }
+        public var startIndex: Int64
+        public var endIndex: Int64
+        public var stride: UInt64
+        public var axis: SliceAxis
+        public init(startIndex: Int64, endIndex: Int64, stride: UInt64, axis: SliceAxis) {
+            self.startIndex = startIndex
+            self.endIndex = endIndex
+            self.stride = stride
+            self.axis = axis
+        }
+    }
+
+    /// `ReduceLayerParams` (classic).
+    public struct ReduceLayerParams: Equatable, Sendable {
+        public struct Operation: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let sum = Operation(rawValue: 0)
+            public static let avg = Operation(rawValue: 1)
+            public static let prod = Operation(rawValue: 2)
+            public static let logSum = Operation(rawValue: 3)
+            public static let sumSquare = Operation(rawValue: 4)
+            public static let l1 = Operation(rawValue: 5)
+            public static let l2 = Operation(rawValue: 6)
+            public static let max = Operation(rawValue: 7)
+            public static let min = Operation(rawValue: 8)
+            public static let argMax = Operation(rawValue: 9)
+        }
+        public struct Axis: RawRepresentable, Hashable, Sendable {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let chw = Axis(rawValue: 0)
+            public static let hw = Axis(rawValue: 1)
+            public static let c = Axis(rawValue: 2)
+            public static let h = Axis(rawValue: 3)
+            public static let w = Axis(rawValue: 4)
+        }
+        public var mode: Operation
+        public var epsilon: Float
+        public var axis: Axis
+        public init(mode: Operation, epsilon: Float = 0, axis: Axis = .chw) {
+            self.mode = mode
+            self.epsilon = epsilon
+            self.axis = axis
+        }
+    }
+
+    /// `CropLayerParams`: `cropAmounts` ([height, width]) for one input, or `offset` [H, W]
+    /// when cropping to a second input's size.
+    public struct CropLayerParams: Equatable, Sendable {
+        public var cropAmounts: BorderAmounts?
+        public var offset: [UInt64]
+        public init(cropAmounts: BorderAmounts?, offset: [UInt64] = []) {
+            self.cropAmounts = cropAmounts
+            self.offset = offset
+        }
+    }
+
+    /// `MeanVarianceNormalizeLayerParams`.
+    public struct MeanVarianceNormalizeLayerParams: Equatable, Sendable {
+        public var acrossChannels: Bool
+        public var normalizeVariance: Bool
+        public var epsilon: Float
+        public init(acrossChannels: Bool, normalizeVariance: Bool, epsilon: Float) {
+            self.acrossChannels = acrossChannels
+            self.normalizeVariance = normalizeVariance
+            self.epsilon = epsilon
+        }
+    }
+
+    /// `CustomLayerParams`: a layer implemented by the app (`className`), with opaque weights
+    /// and named parameters.
+    public struct CustomLayerParams: Equatable, Sendable {
+        public enum ParamValue: Equatable, Sendable {
+            case double(Double)
+            case string(String)
+            case int(Int32)
+            case long(Int64)
+            case bool(Bool)
+            /// The value message is absent or has no member set.
+            case unset
+        }
+        public struct Parameter: Equatable, Sendable {
+            public var key: String
+            public var value: ParamValue
+            public init(key: String, value: ParamValue) {
+                self.key = key
+                self.value = value
+            }
+        }
+        public var className: String
+        public var weights: [WeightParams]
+        /// `map<string, CustomLayerParamValue> parameters`, in wire order.
+        public var parameters: [Parameter]
+        public var description: String
+        public var unknownFields: UnknownFields
+        public init(className: String, weights: [WeightParams] = [], parameters: [Parameter] = [],
+                    description: String = "", unknownFields: UnknownFields = []) {
+            self.className = className
+            self.weights = weights
+            self.parameters = parameters
+            self.description = description
+            self.unknownFields = unknownFields
+        }
+        /// `parameters` as a dictionary (last entry wins).
+        public var parameterDictionary: [String: ParamValue] {
+            Dictionary(parameters.map { ($0.key, $0.value) }, uniquingKeysWith: { _, b in b })
+        }
+    }
+
+    /// `SplitNDLayerParams`.
+    public struct SplitNDLayerParams: Equatable, Sendable {
+        public var axis: Int64
+        public var numSplits: UInt64
+        public var splitSizes: [UInt64]
+        public init(axis: Int64, numSplits: UInt64, splitSizes: [UInt64] = []) {
+            self.axis = axis
+            self.numSplits = numSplits
+            self.splitSizes = splitSizes
+        }
+    }
+
+    /// `SliceStaticLayerParams`: one entry per input axis.
+    public struct SliceStaticLayerParams: Equatable, Sendable {
+        public var beginIds: [Int64]
+        public var beginMasks: [Bool]
+        public var endIds: [Int64]
+        public var endMasks: [Bool]
+        public var strides: [Int64]
+        public var squeezeMasks: [Bool]
+        public init(beginIds: [Int64], beginMasks: [Bool], endIds: [Int64], endMasks: [Bool], strides: [Int64],
+                    squeezeMasks: [Bool] = []) {
+            self.beginIds = beginIds
+            self.beginMasks = beginMasks
+            self.endIds = endIds
+            self.endMasks = endMasks
+            self.strides = strides
+            self.squeezeMasks = squeezeMasks
+        }
+    }
+
+    /// `BatchedMatMulLayerParams`: with one input, `weights` is
+    /// [weightMatrixFirstDimension, weightMatrixSecondDimension] row-major (input × weights);
+    /// `bias` [weightMatrixSecondDimension].
+    public struct BatchedMatMulLayerParams: Equatable, Sendable {
+        public var transposeA: Bool
+        public var transposeB: Bool
+        public var weightMatrixFirstDimension: UInt64
+        public var weightMatrixSecondDimension: UInt64
+        public var hasBias: Bool
+        public var weights: WeightParams?
+        public var bias: WeightParams?
+        public var int8DynamicQuantize: Bool
+        public var unknownFields: UnknownFields
+        public init(transposeA: Bool = false, transposeB: Bool = false, weightMatrixFirstDimension: UInt64 = 0,
+                    weightMatrixSecondDimension: UInt64 = 0, hasBias: Bool = false, weights: WeightParams? = nil,
+                    bias: WeightParams? = nil, int8DynamicQuantize: Bool = false, unknownFields: UnknownFields = []) {
+            self.transposeA = transposeA
+            self.transposeB = transposeB
+            self.weightMatrixFirstDimension = weightMatrixFirstDimension
+            self.weightMatrixSecondDimension = weightMatrixSecondDimension
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.int8DynamicQuantize = int8DynamicQuantize
+            self.unknownFields = unknownFields
+        }
+    }
+
+    /// `ConstantPaddingLayerParams`: `padAmounts` is [before0, after0, before1, after1, …].
+    public struct ConstantPaddingLayerParams: Equatable, Sendable {
+        public var value: Float
+        public var padAmounts: [UInt64]
+        public var padToGivenOutputSizeMode: Bool
+        public init(value: Float, padAmounts: [UInt64], padToGivenOutputSizeMode: Bool = false) {
+            self.value = value
+            self.padAmounts = padAmounts
+            self.padToGivenOutputSizeMode = padToGivenOutputSizeMode
+        }
+    }
+
+    /// The shared layout of the ten `ReduceXxxLayerParams` messages.
+    public struct ReduceNDLayerParams: Equatable, Sendable {
+        public var axes: [Int64]
+        public var keepDims: Bool
+        public var reduceAll: Bool
+        public init(axes: [Int64], keepDims: Bool, reduceAll: Bool = false) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+        }
+    }
+
+    /// `LayerNormalizationLayerParams`: `gamma` and `beta` have `normalizedShape`.
+    public struct LayerNormalizationLayerParams: Equatable, Sendable {
+        public var normalizedShape: [Int64]
+        public var eps: Float
+        public var gamma: WeightParams?
+        public var beta: WeightParams?
+        public init(normalizedShape: [Int64], eps: Float, gamma: WeightParams?, beta: WeightParams?) {
+            self.normalizedShape = normalizedShape
+            self.eps = eps
+            self.gamma = gamma
+            self.beta = beta
+        }
+    }
+}
+
+// MARK: - C bridge
+
+extension Spec.EdgeSizes: CMessageCodable {
+    init(reading r: CReader) throws {
+        startEdgeSize = r.uint64(1)
+        endEdgeSize = r.uint64(2)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: startEdgeSize)
+        w.set(2, uint64: endEdgeSize)
+    }
+}
+
+extension Spec.BorderAmounts: CMessageCodable {
+    init(reading r: CReader) throws { borderAmounts = try r.messages(10) }
+    func write(to w: CWriter) throws { try w.set(10, messages: borderAmounts) }
+}
+
+extension Spec.ValidPadding: CMessageCodable {
+    init(reading r: CReader) throws { paddingAmounts = try r.message(1) }
+    func write(to w: CWriter) throws { try w.set(1, message: paddingAmounts) }
+}
+
+extension Spec.ConvolutionLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        outputChannels = r.uint64(1)
+        kernelChannels = r.uint64(2)
+        nGroups = r.uint64(10)
+        kernelSize = r.uint64s(20)
+        stride = r.uint64s(30)
+        dilationFactor = r.uint64s(40)
+        switch r.oneofCase(50) {
+        case 50: padding = .valid(try r.message(50)!)
+        case 51: padding = .same(Spec.SamePaddingMode(rawValue: r.sub(51)!.enumValue(1)))
+        default: padding = nil
+        }
+        isDeconvolution = r.bool(60)
+        hasBias = r.bool(70)
+        weights = try r.message(90)
+        bias = try r.message(91)
+        outputShape = r.uint64s(100)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: outputChannels)
+        w.set(2, uint64: kernelChannels)
+        w.set(10, uint64: nGroups)
+        w.set(20, uint64s: kernelSize)
+        w.set(30, uint64s: stride)
+        w.set(40, uint64s: dilationFactor)
+        switch padding {
+        case nil: break
+        case let .valid(v): try w.set(50, message: v)
+        case let .same(mode): w.sub(51) { $0.set(1, enum: mode.rawValue) }
+        }
+        w.set(60, bool: isDeconvolution)
+        w.set(70, bool: hasBias)
+        try w.set(90, message: weights)
+        try w.set(91, message: bias)
+        w.set(100, uint64s: outputShape)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.InnerProductLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        inputChannels = r.uint64(1)
+        outputChannels = r.uint64(2)
+        hasBias = r.bool(10)
+        weights = try r.message(20)
+        bias = try r.message(21)
+        int8DynamicQuantize = r.bool(22)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: inputChannels)
+        w.set(2, uint64: outputChannels)
+        w.set(10, bool: hasBias)
+        try w.set(20, message: weights)
+        try w.set(21, message: bias)
+        w.set(22, bool: int8DynamicQuantize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.EmbeddingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        inputDim = r.uint64(1)
+        outputChannels = r.uint64(2)
+        hasBias = r.bool(10)
+        weights = try r.message(20)
+        bias = try r.message(21)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: inputDim)
+        w.set(2, uint64: outputChannels)
+        w.set(10, bool: hasBias)
+        try w.set(20, message: weights)
+        try w.set(21, message: bias)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.EmbeddingNDLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        vocabSize = r.uint64(1)
+        embeddingSize = r.uint64(2)
+        hasBias = r.bool(3)
+        weights = try r.message(20)
+        bias = try r.message(21)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: vocabSize)
+        w.set(2, uint64: embeddingSize)
+        w.set(3, bool: hasBias)
+        try w.set(20, message: weights)
+        try w.set(21, message: bias)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.BatchnormLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        channels = r.uint64(1)
+        computeMeanVar = r.bool(5)
+        instanceNormalization = r.bool(6)
+        epsilon = r.float(10)
+        gamma = try r.message(15)
+        beta = try r.message(16)
+        mean = try r.message(17)
+        variance = try r.message(18)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: channels)
+        w.set(5, bool: computeMeanVar)
+        w.set(6, bool: instanceNormalization)
+        w.set(10, float: epsilon)
+        try w.set(15, message: gamma)
+        try w.set(16, message: beta)
+        try w.set(17, message: mean)
+        try w.set(18, message: variance)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PoolingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        type = PoolingType(rawValue: r.enumValue(1))
+        kernelSize = r.uint64s(10)
+        stride = r.uint64s(20)
+        switch r.oneofCase(30) {
+        case 30: padding = .valid(try r.message(30)!)
+        case 31: padding = .same(Spec.SamePaddingMode(rawValue: r.sub(31)!.enumValue(1)))
+        case 32: padding = .includeLastPixel(paddingAmounts: r.sub(32)!.uint64s(10))
+        default: padding = nil
+        }
+        avgPoolExcludePadding = r.bool(50)
+        globalPooling = r.bool(60)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, enum: type.rawValue)
+        w.set(10, uint64s: kernelSize)
+        w.set(20, uint64s: stride)
+        switch padding {
+        case nil: break
+        case let .valid(v): try w.set(30, message: v)
+        case let .same(mode): w.sub(31) { $0.set(1, enum: mode.rawValue) }
+        case let .includeLastPixel(amounts): w.sub(32) { $0.set(10, uint64s: amounts) }
+        }
+        w.set(50, bool: avgPoolExcludePadding)
+        w.set(60, bool: globalPooling)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        switch r.oneofCase(1) {
+        case 1: paddingType = .constant(value: r.sub(1)!.float(1))
+        case 2: _ = r.sub(2); paddingType = .reflection
+        case 3: _ = r.sub(3); paddingType = .replication
+        default: paddingType = nil
+        }
+        paddingAmounts = try r.message(10)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        switch paddingType {
+        case nil: break
+        case let .constant(v): w.sub(1) { $0.set(1, float: v) }
+        case .reflection: w.sub(2)
+        case .replication: w.sub(3)
+        }
+        try w.set(10, message: paddingAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LRNLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        localSize = r.uint64(3)
+        k = r.float(4)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.set(3, uint64: localSize)
+        w.set(4, float: k)
+    }
+}
+
+extension Spec.UnaryFunctionLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        type = Operation(rawValue: r.enumValue(1))
+        alpha = r.float(2)
+        epsilon = r.float(3)
+        shift = r.float(4)
+        scale = r.float(5)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, enum: type.rawValue)
+        w.set(2, float: alpha)
+        w.set(3, float: epsilon)
+        w.set(4, float: shift)
+        w.set(5, float: scale)
+    }
+}
+
+extension Spec.UpsampleLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        scalingFactor = r.uint64s(1)
+        fractionalScalingFactor = r.floats(7)
+        mode = InterpolationMode(rawValue: r.enumValue(5))
+        linearUpsampleMode = LinearUpsampleMode(rawValue: r.enumValue(6))
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: scalingFactor)
+        w.set(5, enum: mode.rawValue)
+        w.set(6, enum: linearUpsampleMode.rawValue)
+        w.set(7, floats: fractionalScalingFactor)
+    }
+}
+
+extension Spec.ResizeBilinearLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetSize = r.uint64s(1)
+        mode = r.sub(2).map { Spec.SamplingMethod(rawValue: $0.enumValue(1)) }
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: targetSize)
+        if let mode { w.sub(2) { $0.set(1, enum: mode.rawValue) } }
+    }
+}
+
+extension Spec.BiasLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        shape = r.uint64s(1)
+        bias = try r.message(2)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: shape)
+        try w.set(2, message: bias)
+    }
+}
+
+extension Spec.ScaleLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        shapeScale = r.uint64s(1)
+        scale = try r.message(2)
+        hasBias = r.bool(3)
+        shapeBias = r.uint64s(4)
+        bias = try r.message(5)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: shapeScale)
+        try w.set(2, message: scale)
+        w.set(3, bool: hasBias)
+        w.set(4, uint64s: shapeBias)
+        try w.set(5, message: bias)
+    }
+}
+
+extension Spec.LoadConstantLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        shape = r.uint64s(1)
+        data = try r.message(2)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: shape)
+        try w.set(2, message: data)
+    }
+}
+
+extension Spec.ReshapeLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetShape = r.int64s(1)
+        mode = Spec.FlattenOrder(rawValue: r.enumValue(2))
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: targetShape)
+        w.set(2, enum: mode.rawValue)
+    }
+}
+
+extension Spec.ReorganizeDataLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        mode = ReorganizationType(rawValue: r.enumValue(1))
+        blockSize = r.uint64(2)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, enum: mode.rawValue)
+        w.set(2, uint64: blockSize)
+    }
+}
+
+extension Spec.SliceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        startIndex = r.int64(1)
+        endIndex = r.int64(2)
+        stride = r.uint64(3)
+        axis = SliceAxis(rawValue: r.enumValue(4))
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64: startIndex)
+        w.set(2, int64: endIndex)
+        w.set(3, uint64: stride)
+        w.set(4, enum: axis.rawValue)
+    }
+}
+
+extension Spec.ReduceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        mode = Operation(rawValue: r.enumValue(1))
+        epsilon = r.float(2)
+        axis = Axis(rawValue: r.enumValue(3))
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, enum: mode.rawValue)
+        w.set(2, float: epsilon)
+        w.set(3, enum: axis.rawValue)
+    }
+}
+
+extension Spec.CropLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        cropAmounts = try r.message(1)
+        offset = r.uint64s(5)
+    }
+    func write(to w: CWriter) throws {
+        try w.set(1, message: cropAmounts)
+        w.set(5, uint64s: offset)
+    }
+}
+
+extension Spec.MeanVarianceNormalizeLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        acrossChannels = r.bool(1)
+        normalizeVariance = r.bool(2)
+        epsilon = r.float(3)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, bool: acrossChannels)
+        w.set(2, bool: normalizeVariance)
+        w.set(3, float: epsilon)
+    }
+}
+
+extension Spec.CustomLayerParams.Parameter: CMessageCodable {
+    init(reading r: CReader) throws {
+        key = r.string(1)
+        guard let v = r.sub(2) else {
+            value = .unset
+            return
+        }
+        switch v.oneofCase(10) {
+        case 10: value = .double(v.double(10))
+        case 20: value = .string(v.string(20))
+        case 30: value = .int(v.int32(30))
+        case 40: value = .long(v.int64(40))
+        case 50: value = .bool(v.bool(50))
+        default: value = .unset
+        }
+    }
+    func write(to w: CWriter) throws {
+        try w.set(1, string: key)
+        switch value {
+        case .unset: w.sub(2)
+        case let .double(d): w.sub(2) { $0.set(10, double: d) }
+        case let .string(s): try w.sub(2) { try $0.set(20, string: s) }
+        case let .int(i): w.sub(2) { $0.set(30, int32: i) }
+        case let .long(l): w.sub(2) { $0.set(40, int64: l) }
+        case let .bool(b): w.sub(2) { $0.set(50, bool: b) }
+        }
+    }
+}
+
+extension Spec.CustomLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        className = r.string(10)
+        weights = try r.messages(20)
+        parameters = try r.messages(30)
+        description = r.string(40)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        try w.set(10, string: className)
+        try w.set(20, messages: weights)
+        try w.set(30, messages: parameters)
+        try w.set(40, string: description)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.SplitNDLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axis = r.int64(1)
+        numSplits = r.uint64(2)
+        splitSizes = r.uint64s(3)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64: axis)
+        w.set(2, uint64: numSplits)
+        w.set(3, uint64s: splitSizes)
+    }
+}
+
+extension Spec.SliceStaticLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        beginIds = r.int64s(1)
+        beginMasks = r.bools(2)
+        endIds = r.int64s(3)
+        endMasks = r.bools(4)
+        strides = r.int64s(5)
+        squeezeMasks = r.bools(6)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: beginIds)
+        w.set(2, bools: beginMasks)
+        w.set(3, int64s: endIds)
+        w.set(4, bools: endMasks)
+        w.set(5, int64s: strides)
+        w.set(6, bools: squeezeMasks)
+    }
+}
+
+extension Spec.BatchedMatMulLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        transposeA = r.bool(1)
+        transposeB = r.bool(2)
+        weightMatrixFirstDimension = r.uint64(5)
+        weightMatrixSecondDimension = r.uint64(6)
+        hasBias = r.bool(7)
+        weights = try r.message(8)
+        bias = try r.message(9)
+        int8DynamicQuantize = r.bool(10)
+        unknownFields = r.unknownFields
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, bool: transposeA)
+        w.set(2, bool: transposeB)
+        w.set(5, uint64: weightMatrixFirstDimension)
+        w.set(6, uint64: weightMatrixSecondDimension)
+        w.set(7, bool: hasBias)
+        try w.set(8, message: weights)
+        try w.set(9, message: bias)
+        w.set(10, bool: int8DynamicQuantize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ConstantPaddingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        value = r.float(1)
+        padAmounts = r.uint64s(2)
+        padToGivenOutputSizeMode = r.bool(3)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, float: value)
+        w.set(2, uint64s: padAmounts)
+        w.set(3, bool: padToGivenOutputSizeMode)
+    }
+}
+
+extension Spec.ReduceNDLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+    }
+}
+
+extension Spec.LayerNormalizationLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        normalizedShape = r.int64s(1)
+        eps = r.float(2)
+        gamma = try r.message(3)
+        beta = try r.message(4)
+    }
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: normalizedShape)
+        w.set(2, float: eps)
+        try w.set(3, message: gamma)
+        try w.set(4, message: beta)
+    }
+}

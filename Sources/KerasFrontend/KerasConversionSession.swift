@@ -1,0 +1,376 @@
+import MLGraph
+
+/// One conversion: walks the model config (nested models inlined, shared layers called once per
+/// call), converts each call with a hook or the built-in converter, infers shapes as it goes,
+/// collects every unsupported layer, then names the outputs and verifies the graph.
+final class KerasConversionSession {
+    let source: KerasModelSource
+    let options: KerasConversionOptions
+    let store: KerasWeightStore
+    var fileName: String { source.file.path }
+
+    private var nodes: [Node] = []
+    private var types: [String: TensorType] = [:]
+    private var graphInputs: [ValueInfo] = []
+    private var nodeNames = Set<String>()
+    private var tensorNames = Set<String>()
+    private var reserved = Set<String>()
+    private var unsupported: [(entry: KerasUnsupportedLayer, error: KerasConversionError?)] = []
+    private var poisoned = Set<String>()
+    private let cache = ConstantCache()
+    private var topLevel: [String: KerasLayerConfig] = [:]
+
+    init(source: KerasModelSource, options: KerasConversionOptions) throws {
+        self.source = source
+        self.options = options
+        self.store = try KerasWeightStore(file: source.file, layout: source.layout)
+    }
+
+    // MARK: Support queries
+
+    func hooks(for layer: KerasLayerConfig, scope: [String]) -> [LayerHook] {
+        options.hooks.filter { $0.matches(layer: layer, scope: scope) }
+    }
+
+    /// Weight roles of a leaf layer (nil converter → none known).
+    func roles(_ layer: KerasLayerConfig) -> [String] {
+        KerasLayerRegistry.converter(for: layer.className)?.weightRoles(layer, version: source.version) ?? []
+    }
+
+    /// Whether a layer (or any layer of a nested model) has weights.
+    func hasWeights(_ layer: KerasLayerConfig) -> Bool {
+        if let m = layer.nestedModel { return m.layers.contains(where: hasWeights) }
+        return !roles(layer).isEmpty
+    }
+
+    /// What is cheaply known about an unsupported layer.
+    static func detail(_ layer: KerasLayerConfig) -> String {
+        if let l = KerasLambdaInfo(layer: layer) { return l.description }
+        switch layer.className {
+        case "TensorFlowOpLayer":
+            let op = layer.config["node_def"]?["op"]?.string ?? "?"
+            return "a raw TensorFlow op '\(op)' that tf.keras wrapped automatically (TensorFlowOpLayer)"
+        case "TFOpLambda", "SlicingOpLambda":
+            let f = layer.config["function"]?.string ?? "?"
+            return "a TensorFlow function 'tf.\(f)' that tf.keras wrapped automatically (\(layer.className))"
+        default:
+            break
+        }
+        if KerasModelConfig.modelClassNames.contains(layer.className) {
+            return "a nested model without a readable config"
+        }
+        var parts: [String] = []
+        if let r = layer.registeredName, r != layer.className { parts.append("registered as '\(r)'") }
+        if let m = layer.module, !m.hasPrefix("keras") { parts.append("from module '\(m)'") }
+        parts.append(parts.isEmpty ? "no built-in converter for this Keras class" : "a custom layer class")
+        return parts.joined(separator: ", ")
+    }
+
+    // MARK: Names
+
+    private func allocateName(_ base: String, call: Int) -> String {
+        func free(_ n: String) -> Bool { !nodeNames.contains(n) && !tensorNames.contains(n) }
+        if call == 0, free(base) { return base }
+        var k = max(call, 1)
+        while true {
+            let c = "\(base)_\(k)"
+            if free(c), !reserved.contains(c) { return c }
+            k += 1
+        }
+    }
+
+    // MARK: Running
+
+    func run() throws -> Graph {
+        let model = source.model
+        for (_, l) in model.allLayers() { reserved.insert(l.name) }
+        for l in model.layers { topLevel[l.name] = l }
+
+        // Phase 1: unsupported classes (cheap, no shapes), used if weight binding fails.
+        var prescan: [KerasUnsupportedLayer] = []
+        for (scope, l) in model.allLayers() where l.nestedModel == nil {
+            if KerasLayerRegistry.converter(for: l.className) == nil, hooks(for: l, scope: scope).isEmpty {
+                prescan.append(KerasUnsupportedLayer(name: (scope + [l.name]).joined(separator: "/"), className: l.className,
+                                                     detail: Self.detail(l)))
+            }
+        }
+        // Phase 2: bind the file's weight groups to the top-level layers.
+        do {
+            try store.bind(model: model, weightedLayers: model.layers.filter(hasWeights).map { ($0.name, $0.className) })
+        } catch let e as KerasConversionError {
+            if !prescan.isEmpty { throw KerasConversionError.unsupportedLayers(file: fileName, layers: prescan) }
+            throw e
+        }
+        // Phase 3: convert.
+        let outs = try convertModel(model, scope: [], callInputs: nil)
+        if !unsupported.isEmpty {
+            if unsupported.count == 1, let e = unsupported[0].error { throw e }
+            throw KerasConversionError.unsupportedLayers(file: fileName, layers: unsupported.map(\.entry))
+        }
+        let outputs = nameOutputs(outs, refs: model.outputs)
+
+        var description = ModelDescription()
+        description.inputs = graphInputs.map { FeatureDescription(name: $0.name) }
+        description.outputs = outputs.map { FeatureDescription(name: $0) }
+        let fileBase = fileName.split(separator: "/").last.map(String.init) ?? fileName
+        var meta: [String: String] = [
+            "keras.version": source.fileVersion.isUnknown ? source.version.string : source.fileVersion.string,
+            "keras.backend": source.backend ?? "",
+            "keras.sourceFile": fileBase,
+            "keras.modelClass": model.className,
+            "keras.modelName": model.name,
+            "mlconv.source": "Keras \(source.fileVersion.isUnknown ? source.version.description : source.fileVersion.description)"
+                + (source.backend.map { " (\($0))" } ?? "") + " \(fileBase)",
+        ]
+        if let a = source.architecturePath {
+            meta["keras.architectureFile"] = a.split(separator: "/").last.map(String.init) ?? a
+        }
+        description.metadata.userDefined = meta
+
+        var graph = Graph(inputs: graphInputs, outputs: outputs, nodes: nodes, description: description)
+        do {
+            try graph.inferShapes()
+            try graph.verify()
+        } catch let e as GraphError {
+            throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: e.description)
+        }
+        return graph
+    }
+
+    /// Renames the output tensors after the Keras output layers (`model.output_names`), by
+    /// renaming the producing tensor when safe, else with an identity node.
+    private func nameOutputs(_ outs: [String], refs: [KerasTensorRef]) -> [String] {
+        var result: [String] = []
+        var desiredSeen: [String: Int] = [:]
+        for (t, ref) in zip(outs, refs) {
+            var d = ref.layer
+            if let n = desiredSeen[d] { desiredSeen[d] = n + 1; d = "\(d)_\(n)" } else { desiredSeen[d] = 1 }
+            if t == d || result.contains(d) { result.append(t); continue }
+            let isInput = graphInputs.contains { $0.name == t }
+            let usedTwice = outs.filter { $0 == t }.count > 1
+            if !isInput, !usedTwice, !tensorNames.contains(d), !graphInputs.contains(where: { $0.name == d }) {
+                rename(t, to: d)
+                result.append(d)
+            } else if !tensorNames.contains(d), !nodeNames.contains(d), !graphInputs.contains(where: { $0.name == d }) {
+                nodes.append(Node(name: d, op: .identity, inputs: [t], outputs: [d]))
+                nodeNames.insert(d); tensorNames.insert(d); types[d] = types[t]
+                result.append(d)
+            } else {
+                result.append(t)
+            }
+        }
+        return result
+    }
+
+    private func rename(_ from: String, to: String) {
+        for i in nodes.indices {
+            nodes[i].inputs = nodes[i].inputs.map { $0 == from ? to : $0 }
+            nodes[i].outputs = nodes[i].outputs.map { $0 == from ? to : $0 }
+        }
+        types[to] = types.removeValue(forKey: from)
+        tensorNames.remove(from); tensorNames.insert(to)
+    }
+
+    private func makeGraphInput(_ layer: KerasLayerConfig) throws -> String {
+        let raw = layer.batchInputShape ?? []
+        var dims: [Int?] = Array(raw.dropFirst())
+        if let given = options.inputShapes[layer.name] {
+            if given.count == dims.count || raw.isEmpty { dims = given } else if given.count == dims.count + 1 { dims = Array(given.dropFirst()) } else {
+                throw KerasConversionError.invalidLayerConfig(
+                    file: fileName, layer: layer.name, className: "InputLayer", key: "inputShapes[\"\(layer.name)\"]",
+                    expected: "\(dims.count) dimensions (the shape without the batch)", found: formatShapeText(given))
+            }
+        }
+        guard !raw.isEmpty || options.inputShapes[layer.name] != nil, dims.allSatisfy({ ($0 ?? 0) > 0 }) else {
+            throw KerasConversionError.unknownInputShape(file: fileName, input: layer.name, shape: raw.isEmpty ? [nil] : [nil] + dims)
+        }
+        let name = layer.name
+        let t = TensorType([1] + dims.map { $0! })
+        graphInputs.append(ValueInfo(name: name, type: t))
+        types[name] = t
+        tensorNames.insert(name)
+        return name
+    }
+
+    private func key(_ r: KerasTensorRef) -> String { "\(r.layer)#\(r.node)" }
+
+    /// Converts a model (top level: `callInputs` nil, graph inputs are made from its
+    /// InputLayers; nested: its inputs are bound to the call's tensors). Returns its outputs.
+    private func convertModel(_ m: KerasModelConfig, scope: [String], callInputs: [String]?) throws -> [String] {
+        var tensors: [KerasTensorRef: String] = [:]
+        var outCount: [String: Int] = [:]
+        var refShapes: [KerasTensorRef: [Int?]] = [:]
+        for l in m.layers {
+            for n in l.inboundNodes {
+                for (i, r) in n.inputs.enumerated() {
+                    outCount[key(r)] = max(outCount[key(r)] ?? 1, r.tensor + 1)
+                    if i < n.inputShapes.count, !n.inputShapes[i].isEmpty { refShapes[r] = n.inputShapes[i] }
+                    if refShapes[r] == nil, l.buildInputShapes.count == n.inputs.count { refShapes[r] = l.buildInputShapes[i] }
+                }
+            }
+        }
+        for r in m.outputs { outCount[key(r)] = max(outCount[key(r)] ?? 1, r.tensor + 1) }
+
+        for (i, r) in m.inputs.enumerated() {
+            if let callInputs {
+                guard i < callInputs.count else {
+                    throw KerasConversionError.invalidArchitecture(
+                        file: fileName, message: "nested model '\((scope).joined(separator: "/"))' has \(m.inputs.count) inputs but is called with \(callInputs.count)")
+                }
+                tensors[r] = callInputs[i]
+            } else {
+                guard let il = m.layer(named: r.layer), il.className == "InputLayer" else {
+                    throw KerasConversionError.invalidArchitecture(file: fileName, message: "model input '\(r.layer)' is not an InputLayer")
+                }
+                tensors[r] = try makeGraphInput(il)
+            }
+        }
+        let inputLayerNames = Set(m.inputs.map(\.layer))
+        var pending: [(Int, Int)] = []
+        for (li, l) in m.layers.enumerated() where !(l.className == "InputLayer" && inputLayerNames.contains(l.name)) {
+            for ci in l.inboundNodes.indices { pending.append((li, ci)) }
+        }
+        while !pending.isEmpty {
+            var remaining: [(Int, Int)] = []
+            for (li, ci) in pending {
+                let layer = m.layers[li], node = layer.inboundNodes[ci]
+                let ins = node.inputs.map { tensors[$0] }
+                if ins.contains(where: { $0 == nil }) { remaining.append((li, ci)); continue }
+                let outs = try convertCall(layer, scope: scope, call: ci, inputs: ins.map { $0! },
+                                           outputCount: outCount["\(layer.name)#\(ci)"] ?? 1, node: node,
+                                           outputShapes: (0..<(outCount["\(layer.name)#\(ci)"] ?? 1)).compactMap {
+                                               refShapes[KerasTensorRef(layer: layer.name, node: ci, tensor: $0)] })
+                for (t, name) in outs.enumerated() { tensors[KerasTensorRef(layer: layer.name, node: ci, tensor: t)] = name }
+            }
+            if remaining.count == pending.count {
+                let (li, ci) = remaining[0]
+                let layer = m.layers[li]
+                let missing = layer.inboundNodes[ci].inputs.first { tensors[$0] == nil }!
+                throw KerasConversionError.danglingInput(file: fileName, layer: (scope + [layer.name]).joined(separator: "/"),
+                                                         className: layer.className, missing: missing.description)
+            }
+            pending = remaining
+        }
+        return try m.outputs.map { r in
+            guard let t = tensors[r] else {
+                throw KerasConversionError.danglingInput(file: fileName, layer: "(model '\(m.name)' outputs)", className: m.className,
+                                                         missing: r.description)
+            }
+            return t
+        }
+    }
+
+    private func recordUnsupported(_ layer: KerasLayerConfig, scope: [String], inputs: [String], node: KerasInboundNode,
+                                   outputShapes: [[Int?]], detail: String? = nil, error: KerasConversionError? = nil) {
+        let name = (scope + [layer.name]).joined(separator: "/")
+        guard !unsupported.contains(where: { $0.entry.name == name }) else { return }
+        let shapes: [[Int?]] = inputs.enumerated().map { i, t in
+            if !poisoned.contains(t), let s = types[t]?.shape { return s.map { Optional($0) } }
+            if i < node.inputShapes.count, !node.inputShapes[i].isEmpty { return node.inputShapes[i] }
+            if layer.buildInputShapes.count == inputs.count { return layer.buildInputShapes[i] }
+            return []
+        }
+        unsupported.append((KerasUnsupportedLayer(name: name, className: layer.className, detail: detail ?? Self.detail(layer),
+                                                  inputShapes: shapes, outputShapes: outputShapes), error))
+    }
+
+    private func nestedLeaves(top: String) -> [(key: String, name: String, count: Int)] {
+        guard let m = topLevel[top]?.nestedModel else { return [] }
+        return m.allLayers(scope: [top]).filter { $0.layer.nestedModel == nil }.map {
+            (($0.scope + [$0.layer.name]).joined(separator: "/"), $0.layer.name, roles($0.layer).count)
+        }
+    }
+
+    private func convertCall(_ layer: KerasLayerConfig, scope: [String], call: Int, inputs: [String], outputCount: Int,
+                             node: KerasInboundNode, outputShapes: [[Int?]]) throws -> [String] {
+        if let nested = layer.nestedModel {
+            return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
+        }
+        let nodeName = allocateName(layer.name, call: call)
+        let outputNames = (0..<outputCount).map { $0 == 0 ? nodeName : "\(nodeName):\($0)" }
+        let hooks = hooks(for: layer, scope: scope)
+        let converter = KerasLayerRegistry.converter(for: layer.className)
+        if inputs.contains(where: poisoned.contains) {
+            if hooks.isEmpty, converter == nil {
+                recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+            }
+            outputNames.forEach { poisoned.insert($0) }
+            return outputNames
+        }
+        let top = scope.first ?? layer.name
+        let stored = try store.weights(scope: scope, layer: layer.name, nestedLeaves: { self.nestedLeaves(top: top) })
+        let ctx = KerasLayerContext(
+            layer: layer, scope: scope, callIndex: call, nodeName: nodeName, inputs: inputs,
+            inputTypes: inputs.map { types[$0]! }, outputNames: outputNames, kerasVersion: source.version,
+            file: fileName, storedWeights: stored, weightRoles: roles(layer),
+            readWeight: { [store] in try store.read($0) }, constantCache: cache)
+
+        var result: [Node]? = nil
+        do {
+            for h in hooks {
+                if let r = try h.convert(ctx) { result = r; break }
+            }
+            if result == nil, let converter { result = try converter.convert(ctx) }
+        } catch let e as KerasConversionError {
+            if case let .unsupportedConfiguration(_, _, _, message, _) = e {
+                recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes, detail: message, error: e)
+                outputNames.forEach { poisoned.insert($0) }
+                return outputNames
+            }
+            throw e
+        }
+        guard let produced = result else {
+            recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+            outputNames.forEach { poisoned.insert($0) }
+            return outputNames
+        }
+        let qualified = (scope + [layer.name]).joined(separator: "/")
+        if produced.isEmpty {
+            guard outputCount == 1, let first = inputs.first else {
+                throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
+                                                             message: "no nodes (identity) for a call with \(inputs.count) inputs and \(outputCount) outputs")
+            }
+            return [first]
+        }
+        var local = types
+        var newNodeNames = Set<String>()
+        for n in produced {
+            guard !nodeNames.contains(n.name), newNodeNames.insert(n.name).inserted else {
+                throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
+                                                             message: "node name '\(n.name)' is already used")
+            }
+            var ins: [TensorType] = []
+            for i in n.inputs {
+                guard let t = local[i] else {
+                    throw KerasConversionError.invalidHookResult(
+                        file: fileName, layer: qualified, className: layer.className,
+                        message: "node '\(n.name)' reads tensor '\(i)', which is neither an input of the layer (\(inputs.joined(separator: ", "))) nor produced by an earlier node of it")
+                }
+                ins.append(t)
+            }
+            let outs: [TensorType]
+            do { outs = try n.inferOutputTypes(ins) } catch let e as GraphError {
+                throw KerasConversionError.invalidGraph(file: fileName, layer: qualified, className: layer.className, message: e.description)
+            }
+            guard outs.count == n.outputs.count else {
+                throw KerasConversionError.invalidGraph(file: fileName, layer: qualified, className: layer.className,
+                                                        message: "node '\(n.name)' produces \(outs.count) outputs but names \(n.outputs.count)")
+            }
+            for (name, t) in zip(n.outputs, outs) {
+                guard local[name] == nil, !tensorNames.contains(name) else {
+                    throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
+                                                                 message: "tensor '\(name)' is already produced elsewhere")
+                }
+                local[name] = t
+            }
+        }
+        for o in outputNames where local[o] == nil {
+            throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
+                                                         message: "no node produces the layer's output tensor '\(o)' (nodes: \(produced.map(\.name).joined(separator: ", ")))")
+        }
+        types = local
+        nodes += produced
+        for n in produced { nodeNames.insert(n.name); n.outputs.forEach { tensorNames.insert($0) } }
+        return outputNames
+    }
+}

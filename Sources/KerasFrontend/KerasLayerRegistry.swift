@@ -1,0 +1,77 @@
+import MLGraph
+
+/// Converts the calls of one family of Keras layers to IR nodes. One small type per family,
+/// registered in `KerasLayerRegistry.converters`.
+public protocol KerasLayerConverter {
+    /// The Keras class names handled (each may appear in only one converter of the registry).
+    var classNames: [String] { get }
+    /// The Keras variables the layer stores for this config, in Keras' order (e.g. Conv2D:
+    /// ["kernel", "bias"], BatchNormalization with scale=False: ["beta", "moving_mean",
+    /// "moving_variance"]); [] for layers without weights. Used to match stored weights (by name,
+    /// else by position) and to know which layers have weights (weights-only files).
+    func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String]
+    /// The nodes of one call (see `LayerHook` for the contract; `[]` = identity).
+    func convert(_ ctx: KerasLayerContext) throws -> [Node]
+}
+
+extension KerasLayerConverter {
+    /// Default: no weights.
+    public func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { [] }
+}
+
+/// The built-in table of layer converters, keyed by Keras class name (the single place where
+/// converters are registered).
+public enum KerasLayerRegistry {
+    /// Every built-in converter, one per layer family.
+    public static let converters: [any KerasLayerConverter] = [
+        InputLayerConverter(),
+        Conv2DConverter(),
+        DepthwiseConv2DConverter(),
+        SeparableConv2DConverter(),
+        Conv2DTransposeConverter(),
+        DenseConverter(),
+        BatchNormalizationConverter(),
+        ActivationLayerConverter(),
+        ReLUConverter(),
+        LeakyReLUConverter(),
+        PReLUConverter(),
+        ELUConverter(),
+        ThresholdedReLUConverter(),
+        SoftmaxConverter(),
+        Pooling2DConverter(),
+        GlobalPooling2DConverter(),
+        ZeroPadding2DConverter(),
+        Cropping2DConverter(),
+        UpSampling2DConverter(),
+        FlattenConverter(),
+        ReshapeConverter(),
+        PermuteConverter(),
+        RepeatVectorConverter(),
+        IdentityLayerConverter(),
+        MergeConverter(),
+        ConcatenateConverter(),
+        RescalingConverter(),
+    ]
+
+    /// Class names registered by more than one converter (must be empty; checked by a test).
+    public static var duplicateClassNames: [String] {
+        var seen = Set<String>(), dup: [String] = []
+        for c in converters {
+            for n in c.classNames where !seen.insert(n).inserted { dup.append(n) }
+        }
+        return dup
+    }
+
+    /// Class name → converter (the first registration wins if a name were duplicated).
+    public static let table: [String: any KerasLayerConverter] = {
+        var t: [String: any KerasLayerConverter] = [:]
+        for c in converters { for n in c.classNames where t[n] == nil { t[n] = c } }
+        return t
+    }()
+
+    /// Every supported Keras class name, sorted.
+    public static var supportedClassNames: [String] { table.keys.sorted() }
+
+    /// The converter for a class name.
+    public static func converter(for className: String) -> (any KerasLayerConverter)? { table[className] }
+}

@@ -1,0 +1,190 @@
+import MLGraph
+
+/// Bounds checked on every graph written to or read from a bundle, BEFORE shape inference runs,
+/// so that no value read from a file (even one crafted to be hostile, or read with checksum
+/// verification off) can make `inferShapes`/`verify`, `ConstantTensor` or a kernel trap on an
+/// out-of-range index or an integer overflow. Real models are far inside these bounds.
+enum GraphLimits {
+    /// Largest tensor dimension.
+    static let maxDimension = Int(Int32.max)
+    /// Largest element count of one tensor (activation or constant): 2^40.
+    static let maxElements = 1 << 40
+    /// Largest magnitude of an integer op attribute (kernel, stride, padding, axis, channels…).
+    static let maxAttribute = 1 << 24
+    /// Largest tensor rank.
+    static let maxRank = 32
+}
+
+extension ConstantTensor {
+    /// Checks a constant's shape and quantization parameters (the bytes are checked by init).
+    static func checkBundleLimits(shape: [Int], encoding: WeightEncoding, what: String) throws {
+        func fail(_ m: String) -> GraphError { .invalidConstant("\(what): \(m)") }
+        guard shape.count <= GraphLimits.maxRank else { throw fail("rank \(shape.count) exceeds \(GraphLimits.maxRank)") }
+        let n = try checkedElementCount(shape) { fail($0) }
+        switch encoding {
+        case .float32, .float16: break
+        case let .linear(q):
+            guard (1...8).contains(q.bits) else { throw fail("linear quantization with \(q.bits) bits (must be 1…8)") }
+            guard q.axis >= 0, q.axis <= GraphLimits.maxRank else { throw fail("quantization axis \(q.axis) is out of range") }
+            guard !q.scale.isEmpty || n == 0 else { throw fail("linear quantization has no scale") }
+            if q.scale.count > 1 {
+                guard q.axis < shape.count, q.scale.count == shape[q.axis] else {
+                    throw fail("\(q.scale.count) scales for axis \(q.axis) of shape \(formatShape(shape)) (need 1 or one per channel)")
+                }
+            }
+            guard q.bias.count <= 1 || q.bias.count == q.scale.count else {
+                throw fail("\(q.bias.count) biases for \(q.scale.count) scales (need 0, 1 or one per scale)")
+            }
+        case let .lookupTable(q):
+            guard (1...8).contains(q.bits) else { throw fail("look-up table quantization with \(q.bits) bits (must be 1…8)") }
+            guard q.table.count == 1 << q.bits else {
+                throw fail("look-up table has \(q.table.count) entries, \(q.bits)-bit codes need \(1 << q.bits)")
+            }
+        }
+    }
+}
+
+/// Product of `shape`, or throws when a dimension is negative or too large or the product overflows
+/// `GraphLimits.maxElements`.
+func checkedElementCount(_ shape: [Int], _ fail: (String) -> Error) throws -> Int {
+    var n = 1
+    for d in shape {
+        guard d >= 0, d <= GraphLimits.maxDimension else {
+            throw fail("dimension \(d) of shape \(formatShape(shape)) is out of range 0…\(GraphLimits.maxDimension)")
+        }
+        let (p, o) = n.multipliedReportingOverflow(by: d)
+        guard !o, p <= GraphLimits.maxElements else {
+            throw fail("shape \(formatShape(shape)) has more than \(GraphLimits.maxElements) elements")
+        }
+        n = p
+    }
+    return n
+}
+
+extension Graph {
+    /// Checks everything `verify()` relies on not to trap, then runs node-by-node type inference
+    /// from the RECORDED types (each step bounded), requiring every tensor to have a recorded type
+    /// equal to the inferred one. After this passes, `verify()` cannot overflow.
+    /// - Throws: `GraphError`.
+    func checkBundleLimits() throws {
+        func typeFail(_ name: String) -> (String) -> Error { { GraphError.invalidTopology("tensor '\(name)': \($0)") } }
+        for i in inputs {
+            guard i.type.rank <= GraphLimits.maxRank else { throw GraphError.invalidTopology("input '\(i.name)' has rank \(i.type.rank)") }
+            _ = try checkedElementCount(i.type.shape, typeFail(i.name))
+        }
+        for (name, t) in tensorTypes {
+            guard t.rank <= GraphLimits.maxRank else { throw GraphError.invalidTopology("tensor '\(name)' has rank \(t.rank)") }
+            _ = try checkedElementCount(t.shape, typeFail(name))
+        }
+        for node in nodes {
+            for (key, w) in node.weights {
+                try ConstantTensor.checkBundleLimits(shape: w.shape, encoding: w.encoding, what: "weight '\(key)' of node '\(node.name)'")
+            }
+            try node.checkAttributeLimits()
+            var ins: [TensorType] = []
+            for name in node.inputs {
+                guard let t = tensorTypes[name] else {
+                    throw GraphError.invalidTopology(
+                        "node '\(node.name)' (\(node.op.name)) reads tensor '\(name)', which has no recorded type (run inferShapes() before writing the bundle)")
+                }
+                ins.append(t)
+            }
+            try node.checkInputLimits(ins)
+            let outs = try node.inferOutputTypes(ins)
+            guard outs.count == node.outputs.count else {
+                throw GraphError.invalidNode(node: node.name, op: node.op.name,
+                    message: "produces \(outs.count) outputs, but \(node.outputs.count) output names are given")
+            }
+            for (name, t) in zip(node.outputs, outs) {
+                guard let stored = tensorTypes[name] else {
+                    throw GraphError.invalidTopology("tensor '\(name)' (output of node '\(node.name)') has no recorded type (run inferShapes() before writing the bundle)")
+                }
+                guard stored == t else {
+                    throw GraphError.invalidTopology("tensor '\(name)' is recorded as \(stored) but its producer gives \(t)")
+                }
+            }
+        }
+    }
+}
+
+extension Node {
+    private func fail(_ m: String) -> GraphError { .invalidNode(node: name, op: op.name, message: m) }
+
+    private func pair(_ v: [Int], _ what: String) throws {
+        guard v.count == 2 else { throw fail("\(what) \(v) must have 2 entries") }
+        try ints(v, what)
+    }
+
+    private func ints(_ v: [Int], _ what: String) throws {
+        guard v.count <= GraphLimits.maxRank else { throw fail("\(what) has \(v.count) entries") }
+        for x in v where x < -GraphLimits.maxAttribute || x > GraphLimits.maxAttribute {
+            throw fail("\(what) \(v) has a value outside ±\(GraphLimits.maxAttribute)")
+        }
+    }
+
+    private func padding(_ p: PaddingMode) throws {
+        if case let .explicit(t, b, l, r) = p { try ints([t, b, l, r], "explicit padding") }
+    }
+
+    private func int(_ v: Int, _ what: String) throws { try ints([v], what) }
+
+    /// Array lengths and magnitudes of the op's integer attributes.
+    func checkAttributeLimits() throws {
+        switch op {
+        case let .conv2d(a):
+            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
+            try padding(a.padding); try int(a.groups, "groups"); try int(a.outputChannels, "outputChannels")
+        case let .deconv2d(a):
+            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
+            try pair(a.outputPadding, "outputPadding")
+            try padding(a.padding); try int(a.groups, "groups"); try int(a.outputChannels, "outputChannels")
+        case let .dense(a): try int(a.outputChannels, "outputChannels")
+        case let .batchNorm(a): try int(a.axis, "axis")
+        case .activation, .prelu, .identity, .elementwise, .globalPool2d: break
+        case let .softmax(axis): try int(axis, "axis")
+        case let .pool2d(a): try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try padding(a.padding)
+        case let .pad(a):
+            guard a.pads.count <= GraphLimits.maxRank else { throw fail("pads has \(a.pads.count) entries") }
+            for p in a.pads { try ints(p, "pads") }
+        case let .crop(crops):
+            guard crops.count <= GraphLimits.maxRank else { throw fail("crops has \(crops.count) entries") }
+            for c in crops { try ints(c, "crops") }
+        case let .upsample2d(a): try pair(a.scale, "scale")
+        case let .reshape(target):
+            guard target.count <= GraphLimits.maxRank else { throw fail("target shape has \(target.count) entries") }
+            for d in target where d < -1 || d > GraphLimits.maxDimension {
+                throw fail("target shape \(formatShape(target)) has dimension \(d) (must be -1…\(GraphLimits.maxDimension))")
+            }
+        case let .transpose(perm): try ints(perm, "perm")
+        case let .concat(axis): try int(axis, "axis")
+        case let .repeatVector(n): try int(n, "n")
+        case let .custom(a):
+            guard a.outputShapes.count <= 1024 else { throw fail("\(a.outputShapes.count) output shapes") }
+            for s in a.outputShapes {
+                guard s.count <= GraphLimits.maxRank else { throw fail("output shape of rank \(s.count)") }
+                _ = try checkedElementCount(s) { fail("output shape: \($0)") }
+            }
+        }
+    }
+
+    /// Conditions on the input types that `inferOutputTypes` assumes without checking.
+    func checkInputLimits(_ ins: [TensorType]) throws {
+        switch op {
+        case let .reshape(target):
+            guard ins.count == 1 else { return }  // inferOutputTypes reports the count
+            let s = ins[0].shape
+            guard let n = s.first, n >= 1 else {
+                throw fail("input \(formatShape(s)) needs a batch dimension ≥ 1")
+            }
+            var p = n
+            for d in target where d != -1 {
+                let (q, o) = p.multipliedReportingOverflow(by: d)
+                guard !o, q <= GraphLimits.maxElements else {
+                    throw fail("target shape \(formatShape(target)) has more than \(GraphLimits.maxElements) elements")
+                }
+                p = q
+            }
+        default: break
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Where a command writes: standard output and standard error, replaceable in tests.
+public final class Console {
+    private let writeOut: (String) -> Void
+    private let writeErr: (String) -> Void
+    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void) {
+        writeOut = out; writeErr = err
+    }
+    /// The process's stdout and stderr.
+    public static let standard = Console(
+        out: { s in FileHandle.standardOutput.write(s.data(using: .utf8)!) },
+        err: { s in FileHandle.standardError.write(s.data(using: .utf8)!) })
+
+    public func print(_ s: String = "") { writeOut(s + "\n") }
+    public func error(_ s: String) { writeErr(s + "\n") }
+}
+
+/// One `mlconv` sub-command.
+protocol Command {
+    static var name: String { get }
+    /// One line for `mlconv --help`.
+    static var summary: String { get }
+    /// Full help text (usage line, arguments, options, examples).
+    static var help: String { get }
+    static var spec: OptionSpec { get }
+    /// Runs the command; returns the exit status. Throws for errors (exit 1) and usage errors (exit 2).
+    static func run(_ args: ParsedArguments, console: Console) throws -> Int32
+}
+
+/// The mlconv command-line tool.
+public enum MLConv {
+    public static let version = "0.1.0"
+
+    static let commands: [Command.Type] = [
+        KerasCommand.self, CompileCommand.self, InspectCommand.self, PredictCommand.self,
+    ]
+
+    static var usage: String {
+        var s = """
+        mlconv \(version) — convert, compile, inspect and run Core ML / Keras models on Linux.
+
+        Usage: mlconv <command> [options]
+
+        Commands:
+
+        """
+        for c in commands { s += "  " + c.name.padding(toLength: 10, withPad: " ", startingAt: 0) + c.summary + "\n" }
+        s += "\nRun `mlconv <command> --help` for a command's options."
+        return s
+    }
+
+    /// Runs mlconv with `arguments` (without the program name). Returns the exit status:
+    /// 0 success, 1 error (message on stderr), 2 usage error.
+    public static func main(_ arguments: [String], console: Console = .standard) -> Int32 {
+        guard let first = arguments.first else { console.error(usage); return 2 }
+        if first == "--help" || first == "-h" || first == "help" { console.print(usage); return 0 }
+        if first == "--version" { console.print("mlconv \(version)"); return 0 }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            console.error("mlconv: error: unknown command '\(first)'\n\n" + usage)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") { console.print(command.help); return 0 }
+        do {
+            let parsed = try parseArguments(rest, command.spec)
+            return try command.run(parsed, console: console)
+        } catch let e as UsageError {
+            console.error("mlconv \(command.name): error: \(e.message)\n\n" + command.help)
+            return 2
+        } catch {
+            console.error("mlconv \(command.name): error: \(error)")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import KerasFrontend
+import MLBundle
+import MLGraph
+
+/// `mlconv inspect <file.h5|file.mlbundle> [--json]`
+enum InspectCommand: Command {
+    static let name = "inspect"
+    static let summary = "show a model's inputs, outputs, metadata and layers"
+    static let help = """
+    Usage: mlconv inspect <model.h5|model.mlbundle> [--json]
+
+    Prints the model's inputs and outputs (name, shape, type), metadata, layer count by type,
+    parameter count and weight bytes by storage type (fp32/fp16/n-bit). For Keras files also the
+    Keras version and backend. --json prints the same as one JSON object.
+    """
+    static let spec = OptionSpec(flags: ["--json"], positionalRange: 1...1)
+
+    static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        let url = URL(fileURLWithPath: args.positional[0])
+        let report: [String: Any]
+        switch try FileKind.detect(url) {
+        case .hdf5:
+            report = try kerasReport(url)
+        case .bundle:
+            let b = try BundleFile(contentsOf: url)
+            var r = graphReport(b.graph)
+            r["format"] = "mlbundle"
+            r["formatVersion"] = b.formatVersion.description
+            r["producer"] = b.producer
+            report = r
+        case .other(let what):
+            throw CLIError("'\(url.path)' is \(what); inspect takes a Keras .h5 or an .mlbundle")
+        }
+        if args.has("--json") {
+            let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+            console.print(String(decoding: data, as: UTF8.self))
+        } else {
+            console.print(renderText(report))
+        }
+        return 0
+    }
+}
+
+/// What a file is, from its first bytes.
+enum FileKind {
+    case hdf5, bundle
+    case other(String)
+
+    static func detect(_ url: URL) throws -> FileKind {
+        guard let h = FileHandle(forReadingAtPath: url.path) else {
+            throw CLIError("cannot open '\(url.path)': no such file or not readable")
+        }
+        defer { try? h.close() }
+        let head = [UInt8](h.readData(ofLength: 8))
+        if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .hdf5 }
+        if head == Array("MLBUNDLE".utf8) { return .bundle }
+        if head.isEmpty { return .other("an empty file") }
+        return .other("neither an HDF5 file nor an .mlbundle")
+    }
+}
+
+func kerasReport(_ url: URL) throws -> [String: Any] {
+    let s = try KerasInspector.inspect(url)
+    return s.jsonObject
+}
+
+/// A JSON-ready description of a graph: features, metadata, op counts, parameters, weight bytes.
+func graphReport(_ g: Graph) -> [String: Any] {
+    var weightBytes: [String: Int] = [:]
+    var layers: [[String: Any]] = []
+    for n in g.nodes {
+        var l: [String: Any] = ["name": n.name, "type": n.op.name]
+        if !n.weights.isEmpty {
+            l["weights"] = n.weights.keys.sorted().map { k -> [String: Any] in
+                let w = n.weights[k]!
+                return ["name": k, "shape": w.shape, "storage": w.encoding.description]
+            }
+        }
+        layers.append(l)
+        for w in n.weights.values { weightBytes[w.encoding.description, default: 0] += w.encodedByteCount }
+    }
+    func feature(_ name: String, _ t: TensorType?, _ d: FeatureDescription?) -> [String: Any] {
+        var f: [String: Any] = ["name": name, "shape": t?.shape ?? [], "type": t?.elementType.rawValue ?? "?"]
+        if let d, !d.shortDescription.isEmpty { f["description"] = d.shortDescription }
+        if let img = d?.image { f["image"] = ["width": img.width, "height": img.height, "colorSpace": img.colorSpace.rawValue] }
+        return f
+    }
+    let md = g.description.metadata
+    var r: [String: Any] = [
+        "inputs": g.inputs.map { i in feature(i.name, i.type, g.description.inputs.first { $0.name == i.name }) },
+        "outputs": g.outputs.map { o in feature(o, g.tensorTypes[o], g.description.outputs.first { $0.name == o }) },
+        "layerCounts": g.opCounts,
+        "layerCount": g.nodes.count,
+        "parameterCount": g.parameterCount,
+        "weightBytes": weightBytes,
+        "layers": layers,
+        "metadata": ["author": md.author, "license": md.license, "shortDescription": md.shortDescription,
+                     "version": md.versionString, "userDefined": md.userDefined],
+    ]
+    if let labels = g.description.classLabels { r["classLabelCount"] = labels.count }
+    return r
+}
+
+/// Human-readable rendering of a report made by `graphReport` / `KerasModelSummary.jsonObject`.
+func renderText(_ r: [String: Any]) -> String {
+    var lines: [String] = []
+    func shape(_ any: Any?) -> String { ((any as? [Int]) ?? []).map(String.init).joined(separator: "×") }
+    for key in ["format", "formatVersion", "producer", "kerasVersion", "backend", "modelClass", "weightsOnly"] {
+        if let v = r[key] { lines.append("\(key): \(v)") }
+    }
+    for (title, key) in [("Inputs", "inputs"), ("Outputs", "outputs")] {
+        lines.append("\(title):")
+        for f in (r[key] as? [[String: Any]]) ?? [] {
+            var s = "  \(f["name"] ?? "?")  \(f["type"] ?? "")[\(shape(f["shape"]))]"
+            if let img = f["image"] as? [String: Any] { s += "  image \(img["colorSpace"] ?? "") \(img["width"] ?? "")×\(img["height"] ?? "")" }
+            if let d = f["description"] { s += "  — \(d)" }
+            lines.append(s)
+        }
+    }
+    if let md = r["metadata"] as? [String: Any] {
+        for k in ["author", "license", "shortDescription", "version"] {
+            if let v = md[k] as? String, !v.isEmpty { lines.append("\(k): \(v)") }
+        }
+        for (k, v) in ((md["userDefined"] as? [String: String]) ?? [:]).sorted(by: { $0.key < $1.key }) { lines.append("\(k): \(v)") }
+    }
+    if let n = r["classLabelCount"] { lines.append("class labels: \(n)") }
+    if let n = r["parameterCount"] { lines.append("parameters: \(n)") }
+    if let wb = r["weightBytes"] as? [String: Int], !wb.isEmpty {
+        lines.append("weight bytes: " + wb.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "))
+    }
+    if let counts = r["layerCounts"] as? [String: Int] {
+        lines.append("layers (\(r["layerCount"] ?? counts.values.reduce(0, +))):")
+        for (k, v) in counts.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            lines.append("  \(k) × \(v)")
+        }
+    }
+    return lines.joined(separator: "\n")
+}

@@ -1,0 +1,123 @@
+import MLGraph
+
+/// How `WeightQuantizer` encodes the weights it selects.
+public enum QuantizationMode: Hashable, Sendable, CustomStringConvertible {
+    /// IEEE float16, round-to-nearest-even (`WeightEncoding.float16`, 16 bits per value).
+    case fp16
+    /// Linear (asymmetric) n-bit per output channel, byte-identical to coremltools
+    /// `linear` (`WeightEncoding.linear`); bits 1…8.
+    case linear(bits: Int)
+    /// Linear symmetric 8-bit per output channel (coremltools `linear_symmetric`).
+    case linearSymmetric
+    /// Per-tensor look-up table of 2^bits entries from exact 1-D k-means
+    /// (`WeightEncoding.lookupTable`); bits 1…8.
+    case kmeans(bits: Int)
+
+    /// Bits per stored value: 16, n, 8, n.
+    public var bits: Int {
+        switch self {
+        case .fp16: return 16
+        case let .linear(b), let .kmeans(b): return b
+        case .linearSymmetric: return 8
+        }
+    }
+
+    /// Short mode name used in reports: "fp16", "linear", "linear-symmetric", "kmeans".
+    public var name: String {
+        switch self {
+        case .fp16: return "fp16"
+        case .linear: return "linear"
+        case .linearSymmetric: return "linear-symmetric"
+        case .kmeans: return "kmeans"
+        }
+    }
+
+    /// e.g. "8-bit kmeans", "fp16".
+    public var description: String {
+        switch self {
+        case .fp16: return "fp16"
+        default: return "\(bits)-bit \(name)"
+        }
+    }
+}
+
+/// Which weights `WeightQuantizer` compresses. A weight is quantized when its node is not
+/// skipped (`skipLayers`, `skipOpTypes`, custom layers), its role is selected for the node's op
+/// (`rolesByOp`, else `otherOpRoles`), and it has at least `minWeights` elements.
+public struct QuantizationOptions: Sendable, Equatable {
+    /// Weight roles to quantize per op name (`Op.name`). Default: conv2d, deconv2d and dense
+    /// "weight" and "bias"; batchNorm "gamma", "beta", "mean", "variance"; prelu "alpha".
+    public var rolesByOp: [String: Set<String>]
+    /// Roles quantized on ops that `rolesByOp` does not list (ops added to the IR later). `nil`
+    /// (the default) quantizes every weight of such ops; an empty set quantizes none.
+    public var otherOpRoles: Set<String>?
+    /// Tensors with fewer elements than this are left unchanged (default 0: quantize all).
+    /// In `.fp16` mode the "bias" of conv2d, deconv2d and dense follows its "weight" (converted
+    /// exactly when the weight is), because Core ML rejects fp16 weights with an fp32 bias and the
+    /// reverse (coreml-format-facts §2.2).
+    public var minWeights: Int
+    /// Node names whose weights are left unchanged.
+    public var skipLayers: Set<String>
+    /// Op names (`Op.name`, e.g. "batchNorm", "dense") whose weights are left unchanged.
+    public var skipOpTypes: Set<String>
+    /// `.fp16` only: clamp finite values beyond ±65504 to ±65504 instead of throwing
+    /// `QuantizationError.fp16Overflow`.
+    public var clampFP16: Bool
+
+    /// The default role table (see `rolesByOp`).
+    public static let defaultRolesByOp: [String: Set<String>] = [
+        "conv2d": ["weight", "bias"],
+        "deconv2d": ["weight", "bias"],
+        "dense": ["weight", "bias"],
+        "batchNorm": ["gamma", "beta", "mean", "variance"],
+        "prelu": ["alpha"],
+    ]
+
+    public init(rolesByOp: [String: Set<String>] = QuantizationOptions.defaultRolesByOp,
+                otherOpRoles: Set<String>? = nil, minWeights: Int = 0, skipLayers: Set<String> = [],
+                skipOpTypes: Set<String> = [], clampFP16: Bool = false) {
+        self.rolesByOp = rolesByOp; self.otherOpRoles = otherOpRoles; self.minWeights = minWeights
+        self.skipLayers = skipLayers; self.skipOpTypes = skipOpTypes; self.clampFP16 = clampFP16
+    }
+
+    /// Whether `role` of `node` is selected by role and op (ignoring `minWeights`), or why not.
+    func selection(node: Node, role: String) -> SkipReason? {
+        if case .custom = node.op { return .customLayer }
+        if skipLayers.contains(node.name) { return .skippedLayer }
+        if skipOpTypes.contains(node.op.name) { return .skippedOpType }
+        if let roles = rolesByOp[node.op.name] {
+            return roles.contains(role) ? nil : .roleNotSelected
+        }
+        if let roles = otherOpRoles, !roles.contains(role) { return .roleNotSelected }
+        return nil
+    }
+}
+
+/// Why a weight was left unchanged (listed in `QuantizationReport.skipped`).
+public enum SkipReason: String, Sendable, Hashable, CustomStringConvertible {
+    /// Custom layers' weights are opaque to mlconv (as coremltools, which skips them with a message).
+    case customLayer = "custom layer (weights left as they are)"
+    case skippedLayer = "layer in skipLayers"
+    case skippedOpType = "op type in skipOpTypes"
+    case roleNotSelected = "weight role not selected for this op"
+    case belowMinWeights = "fewer elements than minWeights"
+    /// fp16 only: the bias follows its layer's weight (Core ML needs both fp16 or both fp32).
+    case fp16FollowsWeight = "kept like its layer's weight (Core ML needs weight and bias both fp16 or both fp32)"
+    /// An empty tensor has nothing to quantize.
+    case empty = "empty tensor"
+
+    public var description: String { rawValue }
+}
+
+/// The per-channel axis of a weight for linear modes, or nil for one scale per tensor:
+/// conv2d and dense "weight" axis 0, deconv2d "weight" axis 1 (its canonical layout is
+/// [Cin, Cout/g, kH, kW]); other tensors of rank ≥ 2 axis 0 (coremltools' default); rank ≤ 1
+/// and prelu "alpha" per tensor.
+func linearAxis(op: Op, role: String, shape: [Int]) -> Int? {
+    if shape.count <= 1 { return nil }
+    switch op {
+    case .deconv2d where role == "weight": return 1
+    case .prelu: return nil
+    default: return 0
+    }
+}

@@ -1,0 +1,152 @@
+import MLGraph
+
+/// The weight-compression pass: fp16, linear n-bit, linear symmetric 8-bit, or k-means LUT n-bit,
+/// applied to the weights that `QuantizationOptions` selects, with a `QuantizationReport`.
+///
+/// Inputs already stored as fp16, linear or LUT are dequantized (`ConstantTensor.floats()`) and
+/// re-encoded; the report's SQNR is against those dequantized values. Activations, graph structure,
+/// tensor types and skipped weights are unchanged. Deterministic: the same graph and options give
+/// the same bytes.
+///
+/// ```swift
+/// let q = try WeightQuantizer(mode: .kmeans(bits: 4), options: QuantizationOptions(minWeights: 4096))
+/// let (small, report) = try q.quantize(graph)
+/// print(report.renderTable())
+/// ```
+public struct WeightQuantizer: Sendable {
+    public let mode: QuantizationMode
+    public let options: QuantizationOptions
+
+    /// - Throws: `QuantizationError.invalidBits` when a `.linear` or `.kmeans` bit width is outside
+    ///   1…8; `.invalidArgument` when `options.minWeights` is negative.
+    public init(mode: QuantizationMode, options: QuantizationOptions = QuantizationOptions()) throws {
+        switch mode {
+        case let .linear(bits) where !(1...8).contains(bits):
+            throw QuantizationError.invalidBits(mode: "linear", bits: bits)
+        case let .kmeans(bits) where !(1...8).contains(bits):
+            throw QuantizationError.invalidBits(mode: "k-means", bits: bits)
+        default: break
+        }
+        guard options.minWeights >= 0 else {
+            throw QuantizationError.invalidArgument("minWeights must be ≥ 0, got \(options.minWeights)")
+        }
+        self.mode = mode
+        self.options = options
+    }
+
+    /// Compresses the selected weights of `graph`.
+    /// - Parameters:
+    ///   - progress: called after each compressed tensor with (done, total) tensor counts, on the
+    ///     calling thread; total counts only tensors that will be compressed.
+    /// - Returns: the graph with new weight tensors, and the report.
+    /// - Throws: `QuantizationError.fp16Overflow` (fp16 without `clampFP16`) or
+    ///   `.nonFiniteWeight` (linear, k-means), naming the node and weight; nothing is returned then.
+    public func quantize(_ graph: Graph, progress: ((Int, Int) -> Void)? = nil) throws -> (Graph, QuantizationReport) {
+        // 1. Plan: which (node, role) pairs to compress.
+        var plan: [(node: Int, role: String)] = []
+        var skipped: [QuantizationReport.Skipped] = []
+        var notes: [String] = []
+        for (ni, node) in graph.nodes.enumerated() {
+            let roles = node.weights.keys.sorted()
+            if case let .custom(a) = node.op, !roles.isEmpty {
+                notes.append("custom layer '\(node.name)' (\(a.className)): its \(roles.count) weight(s) are left as they are")
+            }
+            var reasons: [String: SkipReason] = [:]  // absent = compress
+            for role in roles {
+                let t = node.weights[role]!
+                if let r = options.selection(node: node, role: role) { reasons[role] = r }
+                else if t.elementCount < options.minWeights { reasons[role] = .belowMinWeights }
+                else if t.elementCount == 0 { reasons[role] = .empty }
+            }
+            // Core ML: conv / deconv / inner product need weight and bias both fp16 or both fp32, so
+            // in fp16 mode the bias follows the weight.
+            if mode == .fp16, opKind(node.op) != .other, let w = node.weights["weight"],
+               let b = node.weights["bias"], b.elementCount > 0, w.elementCount > 0
+            {
+                if reasons["weight"] == nil { reasons["bias"] = nil }
+                else if reasons["bias"] == nil { reasons["bias"] = .fp16FollowsWeight }
+            }
+            for role in roles {
+                if let reason = reasons[role] {
+                    skipped.append(.init(layer: node.name, opType: node.op.name, weight: role,
+                                         count: node.weights[role]!.elementCount, reason: reason))
+                } else {
+                    plan.append((ni, role))
+                }
+            }
+        }
+
+        // 2. Compress.
+        var out = graph
+        var entries: [QuantizationReport.Entry] = []
+        entries.reserveCapacity(plan.count)
+        for (done, item) in plan.enumerated() {
+            let node = graph.nodes[item.node]
+            let (tensor, entry) = try quantizeTensor(node.weights[item.role]!, op: node.op, node: node.name, role: item.role)
+            out.nodes[item.node].weights[item.role] = tensor
+            entries.append(entry)
+            progress?(done + 1, plan.count)
+        }
+        func total(_ g: Graph) -> Int { g.nodes.reduce(0) { $0 + $1.weights.values.reduce(0) { $0 + storedByteCount(of: $1) } } }
+        let report = QuantizationReport(mode: mode, entries: entries, skipped: skipped, notes: notes,
+                                        totalBytesBefore: total(graph), totalBytesAfter: total(out))
+        return (out, report)
+    }
+
+    /// Compresses one tensor as this quantizer would inside a graph node of op `op` (which fixes
+    /// the per-channel axis: see `linearAxis`). Ignores the selection options except `clampFP16`.
+    /// - Parameters: `node`/`role` name the tensor in errors and in the returned entry.
+    /// - Throws: as `quantize(_:progress:)`; `.invalidArgument` for an empty tensor.
+    public func quantizeTensor(_ tensor: ConstantTensor, op: Op, node: String = "", role: String = "weight") throws
+        -> (ConstantTensor, QuantizationReport.Entry)
+    {
+        let values = tensor.floats()
+        let n = values.count
+        guard n > 0 else { throw QuantizationError.invalidArgument("node '\(node)' weight '\(role)' is empty") }
+        var note: String? = nil
+        let result: ConstantTensor
+        do {
+            switch mode {
+            case .fp16:
+                let clamped = options.clampFP16 ? values.reduce(0) { $0 + ($1.isFinite && abs($1) > float16Max ? 1 : 0) } : 0
+                if clamped > 0 { note = "clamped \(clamped) value(s) to ±65504" }
+                let bits = try values.withUnsafeBufferPointer { try float16Bits($0, clamp: options.clampFP16) }
+                let storage = bits.map { $0.littleEndian }.withUnsafeBytes { ByteStorage(copying: $0) }
+                result = try ConstantTensor(shape: tensor.shape, encoding: .float16, storage: storage)
+            case .linear, .linearSymmetric:
+                let axis = linearAxis(op: op, role: role, shape: tensor.shape)
+                let q = try values.withUnsafeBufferPointer {
+                    try linearQuantizeCore($0, shape: tensor.shape, axis: axis, bits: mode.bits,
+                                           symmetric: mode == .linearSymmetric)
+                }
+                result = q.constant()
+            case let .kmeans(bits):
+                let q = try values.withUnsafeBufferPointer { try kmeansLUT($0, bits: bits, solver: .automatic) }
+                let distinct = Set(q.table).count
+                if distinct < 1 << bits { note = "\(distinct) distinct value(s) for \(1 << bits) LUT entries" }
+                result = q.constant(shape: tensor.shape)
+            }
+        } catch let QuantizationError.fp16Overflow(_, _, index, value) {
+            throw QuantizationError.fp16Overflow(node: node, weight: role, index: index, value: value)
+        } catch let QuantizationError.nonFiniteWeight(_, _, index, value) {
+            throw QuantizationError.nonFiniteWeight(node: node, weight: role, index: index, value: value)
+        }
+        let (signal, error) = signalAndError(values, result.floats())
+        let entry = QuantizationReport.Entry(
+            layer: node, opType: op.name, weight: role, shape: tensor.shape, count: n, bits: mode.bits,
+            mode: mode.name, sourceEncoding: tensor.encoding.description, sqnr: sqnrDB(signal: signal, error: error),
+            bytesBefore: storedByteCount(of: tensor), bytesAfter: storedByteCount(of: result),
+            signalEnergy: signal, errorEnergy: error, note: note)
+        return (result, entry)
+    }
+}
+
+private enum OpKind { case conv2d, deconv2d, dense, other }
+private func opKind(_ op: Op) -> OpKind {
+    switch op {
+    case .conv2d: return .conv2d
+    case .deconv2d: return .deconv2d
+    case .dense: return .dense
+    default: return .other
+    }
+}

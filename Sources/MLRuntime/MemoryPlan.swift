@@ -1,0 +1,122 @@
+import MLGraph
+
+/// The static memory plan of a model: where every tensor lives during a prediction.
+///
+/// - Graph inputs get their own buffers (`Location.input`), filled from the caller's arrays.
+/// - Graph outputs get their own, never-reused region (`Location.output`), copied out at the end.
+/// - Every other tensor (an intermediate) gets an offset in one shared arena. Offsets are chosen
+///   from liveness over the topological order: a tensor is live from the node that produces it to
+///   the last node that reads it (inclusive), and two tensors share arena bytes only when their
+///   live ranges are disjoint. Placement is greedy by size, best fit: tensors are placed largest
+///   first, each in the smallest gap left between already-placed tensors whose live ranges overlap
+///   it, else after them (TFLite's arena planner).
+/// - In place: when a node's kernel declares `Kernel.supportsInPlace`, its output 0 has input 0's
+///   element count, input 0 is an intermediate read by no later node, and output 0 is an
+///   intermediate, output 0 takes input 0's storage (e.g. a conv → batchNorm → relu chain needs one
+///   buffer after the conv).
+///
+/// Offsets and sizes are in float32 elements, each rounded up to `alignmentElements` (64 bytes).
+/// - Complexity: O(T²) in the number of intermediate tensors T.
+public struct MemoryPlan: Sendable, Equatable {
+    /// Where one tensor lives.
+    public enum Location: Hashable, Sendable {
+        /// The buffer of graph input number `index` (in `Graph.inputs` order).
+        case input(index: Int)
+        /// `offset` elements into the graph-outputs buffer.
+        case output(offset: Int)
+        /// `offset` elements into the shared arena.
+        case arena(offset: Int)
+    }
+
+    /// Offsets are multiples of this many elements (16 floats = 64 bytes).
+    public static let alignmentElements = 16
+
+    /// Location of every tensor of the graph, by name.
+    public let locations: [String: Location]
+    /// Size of the shared arena in elements.
+    public let arenaElementCount: Int
+    /// Size of the graph-outputs buffer in elements.
+    public let outputElementCount: Int
+    /// Sum of the (aligned) sizes of all intermediate tensors, in elements: what the arena would
+    /// need without any reuse.
+    public let intermediateElementCount: Int
+    /// Number of nodes whose output 0 reuses input 0's storage.
+    public let inPlaceNodeCount: Int
+
+    /// Size of the shared arena in bytes.
+    public var arenaByteCount: Int { arenaElementCount * MemoryLayout<Float>.size }
+    /// Sum of intermediate tensor sizes in bytes (no reuse).
+    public var intermediateByteCount: Int { intermediateElementCount * MemoryLayout<Float>.size }
+
+    /// Plans `graph`, whose `tensorTypes` must hold every tensor (after `inferShapes()`).
+    /// - Parameter inPlace: whether node number i's kernel supports writing output 0 over input 0.
+    /// - Precondition: the graph is verified (every tensor typed, topological order).
+    public init(graph: Graph, inPlace: (Int) -> Bool = { _ in false }) {
+        let types = graph.tensorTypes
+        func size(_ t: String) -> Int {
+            let n = types[t]!.elementCount
+            let a = MemoryPlan.alignmentElements
+            return Swift.max(a, (n + a - 1) / a * a)
+        }
+        var locations: [String: Location] = [:]
+        for (i, input) in graph.inputs.enumerated() { locations[input.name] = .input(index: i) }
+        var outputOffset = 0
+        for o in graph.outputs where locations[o] == nil {
+            locations[o] = .output(offset: outputOffset)
+            outputOffset += size(o)
+        }
+
+        // Last reader of every tensor.
+        var lastUse: [String: Int] = [:]
+        for (i, node) in graph.nodes.enumerated() { for t in node.inputs { lastUse[t] = i } }
+
+        // Storage groups: tensors sharing one buffer (in-place chains). Intermediates only.
+        struct Group { var size: Int; var start: Int; var end: Int; var offset = 0 }
+        var groups: [Group] = []
+        var groupOf: [String: Int] = [:]
+        var inPlaceCount = 0
+        var total = 0
+        for (i, node) in graph.nodes.enumerated() {
+            for (k, out) in node.outputs.enumerated() where locations[out] == nil {
+                total += size(out)
+                let end = lastUse[out] ?? i
+                if k == 0, let in0 = node.inputs.first, let g = groupOf[in0], lastUse[in0] == i,
+                   types[in0]!.elementCount == types[out]!.elementCount, inPlace(i)
+                {
+                    groupOf[out] = g
+                    groups[g].end = Swift.max(groups[g].end, end)
+                    inPlaceCount += 1
+                } else {
+                    groupOf[out] = groups.count
+                    groups.append(Group(size: size(out), start: i, end: end))
+                }
+            }
+        }
+
+        // Greedy by size, best fit.
+        var placed: [Int] = []  // group indices, kept sorted by offset
+        var arenaEnd = 0
+        let order = groups.indices.sorted { a, b in
+            groups[a].size != groups[b].size ? groups[a].size > groups[b].size : groups[a].start < groups[b].start
+        }
+        for g in order {
+            var best: Int? = nil, bestGap = Int.max, cursor = 0
+            for p in placed where groups[p].start <= groups[g].end && groups[g].start <= groups[p].end {
+                let gap = groups[p].offset - cursor
+                if gap >= groups[g].size && gap < bestGap { best = cursor; bestGap = gap }
+                cursor = Swift.max(cursor, groups[p].offset + groups[p].size)
+            }
+            groups[g].offset = best ?? cursor
+            arenaEnd = Swift.max(arenaEnd, groups[g].offset + groups[g].size)
+            let at = placed.firstIndex { groups[$0].offset > groups[g].offset } ?? placed.count
+            placed.insert(g, at: at)
+        }
+        for (t, g) in groupOf { locations[t] = .arena(offset: groups[g].offset) }
+
+        self.locations = locations
+        self.arenaElementCount = arenaEnd
+        self.outputElementCount = outputOffset
+        self.intermediateElementCount = total
+        self.inPlaceNodeCount = inPlaceCount
+    }
+}

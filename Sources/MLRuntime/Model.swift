@@ -1,0 +1,245 @@
+import Foundation
+import MLGraph
+
+/// A loaded model, ready to run on the CPU (Core ML's `MLModel`).
+///
+/// Built from a verified `MLGraph.Graph` (from a converter, or from an `.mlbundle` whose weights
+/// are memory-mapped): `init` verifies and types the graph, prepares one kernel per node
+/// (oneDNN when available, else the reference kernel), and plans memory once (`MemoryPlan`).
+///
+/// Every tensor is computed in float32, whatever `ElementType` the graph declares; arrays are
+/// row-major in the IR layout (channels-last, batch first: images are [1, H, W, C]).
+///
+/// Thread safety: `prediction(from:)` may be called concurrently from any number of threads.
+/// Each call borrows a private set of buffers (an arena) from a small pool guarded by a lock;
+/// kernels and weights are shared and immutable.
+public final class Model: @unchecked Sendable {
+    /// Load options.
+    public struct Configuration: Sendable, Hashable {
+        /// Maximum threads for the optimized (oneDNN, OpenMP) kernels, ≥ 1 (smaller values are
+        /// treated as 1). Default: every active core. Passed to each kernel as
+        /// `KernelContext.threadCount`; the oneDNN kernels set the OpenMP thread count of the
+        /// calling thread for the duration of each run. Reference kernels are single-threaded.
+        public var threadCount: Int
+        /// Use only the reference kernels (the plain-Swift oracle), never oneDNN.
+        public var referenceOnly: Bool
+        /// How many idle arenas the model keeps for reuse (each about
+        /// `MemoryPlan.arenaByteCount` plus input/output bytes); concurrent predictions beyond it
+        /// allocate temporary ones. Default 4.
+        public var maximumPooledArenas: Int
+
+        /// Options with the defaults documented on each property.
+        public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, referenceOnly: Bool = false,
+                    maximumPooledArenas: Int = 4) {
+            self.threadCount = threadCount; self.referenceOnly = referenceOnly
+            self.maximumPooledArenas = maximumPooledArenas
+        }
+    }
+
+    /// One input or output as users see it.
+    public struct Feature: Sendable, Hashable {
+        /// Tensor name: the key in `prediction(from:)`'s input and output dictionaries.
+        public let name: String
+        /// Full shape in the IR layout, batch first. Inputs also accept the shape without a
+        /// leading batch dimension of 1.
+        public let shape: [Int]
+        /// Declared element type (values are computed and exchanged as float32 regardless).
+        public let elementType: ElementType
+        /// Free text from the model (Core ML `FeatureDescription.shortDescription`), or "".
+        public let shortDescription: String
+        /// Set when the feature is an image: the tensor is [1, height, width, channels], 0–255.
+        public let image: ImageFeature?
+    }
+
+    /// What users see of a model (Core ML `MLModelDescription`).
+    public struct Description: Sendable, Hashable {
+        /// Inputs in model order.
+        public let inputs: [Feature]
+        /// Outputs in model order.
+        public let outputs: [Feature]
+        /// Author, license, version, user-defined entries.
+        public let metadata: ModelMetadata
+        /// Class labels when the model is a classifier.
+        public let classLabels: [String]?
+        /// Name of the output holding the class probabilities, for classifiers.
+        public let probabilitiesOutput: String?
+    }
+
+    /// The options the model was loaded with.
+    public let configuration: Configuration
+    /// Inputs, outputs (names, shapes), metadata.
+    public let modelDescription: Description
+    /// The verified graph, with every tensor typed.
+    public let graph: Graph
+    /// Where each tensor lives during a prediction.
+    public let memoryPlan: MemoryPlan
+
+    struct Step {
+        let node: String
+        let kernel: Kernel
+        let throwing: ThrowingKernel?
+        let inputs: [MemoryPlan.Location]
+        let outputs: [MemoryPlan.Location]
+    }
+
+    let steps: [Step]
+    let inputElementCounts: [Int]
+    private let inputIndex: [String: Int]
+    private let pool: ArenaPool
+
+    /// Loads `graph`.
+    /// - Throws: `GraphError` when the graph does not verify; `RuntimeError.missingCustomLayer`
+    ///   naming the class and every layer using it when a custom class is not registered in
+    ///   `CustomLayerRegistry`; `RuntimeError.customLayerFailure`, `.unsupportedOp` or
+    ///   `.kernelFailure` naming the node when a kernel cannot be prepared.
+    public init(graph: Graph, configuration: Configuration = Configuration()) throws {
+        var typed = graph
+        try typed.verify()
+        try typed.inferShapes()
+        self.graph = typed
+        self.configuration = configuration
+
+        // Unregistered custom classes: report each with every layer that uses it.
+        var missing: [(className: String, layers: [String])] = []
+        for node in typed.nodes {
+            guard case let .custom(a) = node.op, CustomLayerRegistry.implementation(for: a.className) == nil else { continue }
+            if let i = missing.firstIndex(where: { $0.className == a.className }) {
+                missing[i].layers.append(node.name)
+            } else {
+                missing.append((a.className, [node.name]))
+            }
+        }
+        if let first = missing.first { throw RuntimeError.missingCustomLayer(className: first.className, layers: first.layers) }
+
+        let threads = Swift.max(1, configuration.threadCount)
+        var kernels: [Kernel] = []
+        for node in typed.nodes {
+            let ctx = KernelContext(node: node, inputTypes: node.inputs.map { typed.tensorTypes[$0]! },
+                                    outputTypes: node.outputs.map { typed.tensorTypes[$0]! }, threadCount: threads)
+            kernels.append(try KernelRegistry.makeKernel(ctx, referenceOnly: configuration.referenceOnly))
+        }
+        let plan = MemoryPlan(graph: typed) { kernels[$0].supportsInPlace }
+        self.memoryPlan = plan
+        self.steps = zip(typed.nodes, kernels).map { node, kernel in
+            Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel,
+                 inputs: node.inputs.map { plan.locations[$0]! }, outputs: node.outputs.map { plan.locations[$0]! })
+        }
+        self.inputElementCounts = typed.inputs.map { $0.type.elementCount }
+        self.inputIndex = Dictionary(typed.inputs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+
+        let d = typed.description
+        func feature(_ name: String, _ described: [FeatureDescription]) -> Feature {
+            let f = described.first { $0.name == name }
+            let t = typed.tensorTypes[name]!
+            return Feature(name: name, shape: t.shape, elementType: t.elementType,
+                           shortDescription: f?.shortDescription ?? "", image: f?.image)
+        }
+        self.modelDescription = Description(
+            inputs: typed.inputs.map { feature($0.name, d.inputs) }, outputs: typed.outputs.map { feature($0, d.outputs) },
+            metadata: d.metadata, classLabels: d.classLabels, probabilitiesOutput: d.probabilitiesOutput)
+        self.pool = ArenaPool(capacity: Swift.max(0, configuration.maximumPooledArenas))
+    }
+
+    /// Runs the model.
+    /// - Parameter inputs: one array per model input, by name, with the input's shape
+    ///   (`modelDescription.inputs[i].shape`) or that shape without its leading batch 1.
+    ///   NaN and infinite values are allowed and propagate as IEEE arithmetic says.
+    /// - Returns: one array per model output, by name, with the output's full shape.
+    /// - Throws: `RuntimeError.unknownInput` for a name that is not an input,
+    ///   `.missingInput` for an absent input, `.shapeMismatch` naming the input, expected and found
+    ///   shapes; `.kernelFailure` naming the node when a custom layer's `evaluate` throws.
+    public func prediction(from inputs: [String: NDArray]) throws -> [String: NDArray] {
+        let names = graph.inputs.map(\.name)
+        for name in inputs.keys.sorted() where inputIndex[name] == nil {
+            throw RuntimeError.unknownInput(name: name, expected: names)
+        }
+        var arrays: [NDArray] = []
+        for input in graph.inputs {
+            guard let a = inputs[input.name] else { throw RuntimeError.missingInput(name: input.name, expected: names) }
+            let s = input.type.shape
+            guard a.shape == s || (s.first == 1 && a.shape == Array(s.dropFirst())) else {
+                throw RuntimeError.shapeMismatch(input: input.name, expected: s, found: a.shape)
+            }
+            arrays.append(a)
+        }
+
+        let arena = pool.acquire() ?? Arena(model: self)
+        defer { pool.release(arena) }
+        for (i, a) in arrays.enumerated() {
+            a.withUnsafeBufferPointer { if let p = $0.baseAddress { arena.inputs[i].update(from: p, count: $0.count) } }
+        }
+        for (s, step) in steps.enumerated() {
+            if let t = step.throwing {
+                do { try t.runThrowing(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s]) } catch {
+                    throw RuntimeError.kernelFailure(node: step.node, message: "\(error)")
+                }
+            } else {
+                step.kernel.run(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s])
+            }
+        }
+        var result: [String: NDArray] = [:]
+        for name in graph.outputs {
+            let shape = graph.tensorTypes[name]!.shape
+            let p = arena.pointer(memoryPlan.locations[name]!)
+            result[name] = try NDArray(shape: shape, scalars: Array(UnsafeBufferPointer(start: p, count: shape.reduce(1, *))))
+        }
+        return result
+    }
+}
+
+/// The buffers of one prediction: graph inputs, graph outputs, and the shared arena, plus each
+/// step's resolved pointers (so that running allocates nothing).
+final class Arena {
+    let inputs: [UnsafeMutablePointer<Float>]
+    let outputs: UnsafeMutablePointer<Float>
+    let arena: UnsafeMutablePointer<Float>
+    private(set) var stepInputs: [[UnsafePointer<Float>]] = []
+    private(set) var stepOutputs: [[UnsafeMutablePointer<Float>]] = []
+
+    private static func allocate(_ count: Int) -> UnsafeMutablePointer<Float> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1) * MemoryLayout<Float>.size, alignment: 64)
+        return raw.initializeMemory(as: Float.self, repeating: 0, count: Swift.max(count, 1))
+    }
+
+    init(model: Model) {
+        inputs = model.inputElementCounts.map { Arena.allocate($0) }
+        outputs = Arena.allocate(model.memoryPlan.outputElementCount)
+        arena = Arena.allocate(model.memoryPlan.arenaElementCount)
+        stepInputs = model.steps.map { $0.inputs.map { UnsafePointer(pointer($0)) } }
+        stepOutputs = model.steps.map { $0.outputs.map { pointer($0) } }
+    }
+
+    func pointer(_ location: MemoryPlan.Location) -> UnsafeMutablePointer<Float> {
+        switch location {
+        case let .input(i): return inputs[i]
+        case let .output(offset): return outputs + offset
+        case let .arena(offset): return arena + offset
+        }
+    }
+
+    deinit {
+        for p in inputs { p.deallocate() }
+        outputs.deallocate()
+        arena.deallocate()
+    }
+}
+
+/// Idle arenas kept for reuse, guarded by a lock.
+final class ArenaPool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var idle: [Arena] = []
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// An idle arena, or nil when none is free (the caller then makes one).
+    func acquire() -> Arena? {
+        lock.lock(); defer { lock.unlock() }
+        return idle.popLast()
+    }
+
+    func release(_ arena: Arena) {
+        lock.lock(); defer { lock.unlock() }
+        if idle.count < capacity { idle.append(arena) }
+    }
+}

@@ -1,0 +1,44 @@
+import MLGraph
+@testable import MLRuntime
+import TestSupport
+import XCTest
+
+/// An NDArray (traps on a shape/count mismatch: a bug in the test itself).
+func nd(_ shape: [Int], _ values: [Float]) -> NDArray { try! NDArray(shape: shape, scalars: values) }
+
+/// 1, 2, 3, … in row-major order.
+func iota(_ shape: [Int], from start: Float = 1) -> NDArray {
+    nd(shape, (0..<shape.reduce(1, *)).map { start + Float($0) })
+}
+
+/// A float32 constant.
+func const(_ shape: [Int], _ values: [Float]) -> ConstantTensor { floatConstant(shape, values) }
+
+/// Runs a one-node graph `op(x0, x1, …) → y` through `Model` and returns y.
+func runOp(_ op: Op, _ inputs: [NDArray], weights: [String: ConstantTensor] = [:],
+           referenceOnly: Bool = true) throws -> NDArray {
+    let names = inputs.indices.map { "x\($0)" }
+    let graph = Graph(inputs: zip(names, inputs).map { ValueInfo(name: $0, type: TensorType($1.shape)) },
+                      outputs: ["y"],
+                      nodes: [Node(name: "op", op: op, inputs: names, outputs: ["y"], weights: weights)])
+    let model = try Model(graph: graph, configuration: .init(referenceOnly: referenceOnly))
+    return try model.prediction(from: Dictionary(uniqueKeysWithValues: zip(names, inputs)))["y"]!
+}
+
+/// Asserts that `body` throws a `RuntimeError` equal to `expected`.
+func assertRuntimeError<T>(_ expected: RuntimeError, file: StaticString = #filePath, line: UInt = #line,
+                           _ body: () throws -> T) {
+    do {
+        let v = try body()
+        XCTFail("expected \(expected), got a value: \(v)", file: file, line: line)
+    } catch let e as RuntimeError {
+        XCTAssertEqual(e, expected, file: file, line: line)
+    } catch {
+        XCTFail("expected RuntimeError \(expected), got \(type(of: error)): \(error)", file: file, line: line)
+    }
+}
+
+/// Σ a[i]·b[i] in Double.
+func dot(_ a: [Float], _ b: [Float]) -> Double {
+    zip(a, b).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
+}
