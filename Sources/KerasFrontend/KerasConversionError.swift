@@ -81,6 +81,7 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The full message: file, layer and class, expected vs found, and what to do.
     public var description: String {
         switch self {
         case let .notKerasFile(file, found):

@@ -3,7 +3,8 @@ import MLGraph
 /// Overrides the conversion of some layers: a pattern selecting layers and a closure producing
 /// their IR nodes.
 ///
-/// Hooks are tried **before** the built-in converters, in the order of
+/// Hooks are tried **before** the built-in converters (and before inlining a nested model, so
+/// a hook can replace a whole Sequential/Functional sub-model), in the order of
 /// `KerasConversionOptions.hooks`; the first hook whose pattern matches and whose closure returns
 /// non-nil wins. A closure returns
 /// - `nil` to decline (the next hook, then the built-in table, is tried);
@@ -33,11 +34,13 @@ public struct LayerHook {
         /// Lambda layers whose Python function has this name (`res_crop`; `<lambda>` for
         /// anonymous lambdas), as far as it can be read from the config.
         case lambdaFunction(String)
-        /// Every layer of this Keras class ("Lambda", "ReflectionPadding2D", "TensorFlowOpLayer").
+        /// Every layer of this Keras class ("Lambda", "ReflectionPadding2D", "TensorFlowOpLayer");
+        /// a Keras 3 registered class "package>Class" also matches its bare class name.
         case className(String)
         /// Every layer (the closure decides by returning nil or not).
         case any
 
+        /// "name x", "glob res_*", "Lambda function f", "class C" or "any layer".
         public var description: String {
             switch self {
             case let .name(n): return "name \(n)"
@@ -65,7 +68,11 @@ public struct LayerHook {
         case let .name(n): return n == layer.name || n == (scope + [layer.name]).joined(separator: "/")
         case let .glob(g): return globMatch(g, layer.name) || globMatch(g, (scope + [layer.name]).joined(separator: "/"))
         case let .lambdaFunction(f): return KerasLambdaInfo(layer: layer)?.functionName == f
-        case let .className(c): return layer.className == c
+        case let .className(c):
+            // Keras 3 writes registered custom classes as "package>Class".
+            func bare(_ n: String) -> String { n.split(separator: ">").last.map(String.init) ?? n }
+            return layer.className == c || layer.registeredName == c || bare(layer.className) == c
+                || layer.registeredName.map(bare) == c
         case .any: return true
         }
     }

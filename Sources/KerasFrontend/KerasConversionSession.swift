@@ -283,13 +283,13 @@ final class KerasConversionSession {
 
     private func convertCall(_ layer: KerasLayerConfig, scope: [String], call: Int, inputs: [String], outputCount: Int,
                              node: KerasInboundNode, outputShapes: [[Int?]]) throws -> [String] {
-        if let nested = layer.nestedModel {
+        let hooks = hooks(for: layer, scope: scope)
+        if let nested = layer.nestedModel, hooks.isEmpty || inputs.contains(where: poisoned.contains) {
             return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
         }
         let nodeName = allocateName(layer.name, call: call)
         let outputNames = (0..<outputCount).map { $0 == 0 ? nodeName : "\(nodeName):\($0)" }
-        let hooks = hooks(for: layer, scope: scope)
-        let converter = KerasLayerRegistry.converter(for: layer.className)
+        let converter = layer.nestedModel == nil ? KerasLayerRegistry.converter(for: layer.className) : nil
         if inputs.contains(where: poisoned.contains) {
             if hooks.isEmpty, converter == nil {
                 recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
@@ -301,7 +301,7 @@ final class KerasConversionSession {
         let stored = try store.weights(scope: scope, layer: layer.name, nestedLeaves: { self.nestedLeaves(top: top) })
         let ctx = KerasLayerContext(
             layer: layer, scope: scope, callIndex: call, nodeName: nodeName, inputs: inputs,
-            inputTypes: inputs.map { types[$0]! }, outputNames: outputNames, kerasVersion: source.version,
+            inputTypes: inputs.map { types[$0]! }, outputNames: outputNames, kerasVersion: source.version, backend: source.backend,
             file: fileName, storedWeights: stored, weightRoles: roles(layer),
             readWeight: { [store] in try store.read($0) }, constantCache: cache)
 
@@ -318,6 +318,10 @@ final class KerasConversionSession {
                 return outputNames
             }
             throw e
+        }
+        if result == nil, let nested = layer.nestedModel {
+            // Every hook declined: inline the nested model.
+            return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
         }
         guard let produced = result else {
             recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)

@@ -14,7 +14,8 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
         /// Stored parameters of the layer (top-level layers: their whole weight group, nested
         /// models included); nil when not known.
         public var parameterCount: Int?
-        /// Whether the converter (built-in table) supports the class.
+        /// Whether the converter (built-in table) supports the class (false when the class is
+        /// unknown because the file has no architecture).
         public var isSupported: Bool
     }
 
@@ -107,7 +108,7 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
         for l in layers {
             let indent = String(repeating: "  ", count: l.scope.count)
             lines.append("    \(indent)\(l.name) (\(l.className))" + (l.parameterCount.map { $0 > 0 ? " \($0) params" : "" } ?? "")
-                         + (l.isSupported ? "" : "  [unsupported]"))
+                         + (l.isSupported || !hasArchitecture ? "" : "  [unsupported]"))
         }
         if !unsupportedLayers.isEmpty {
             lines.append("  unsupported layers (\(unsupportedLayers.count)): need a hook (--custom-layer / --lower):")

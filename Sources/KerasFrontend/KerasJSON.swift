@@ -7,11 +7,17 @@ import Foundation
 /// `JSONSerialization` does not), so this small value type and parser are used instead.
 /// Object keys keep no order (Keras configs never depend on key order).
 public enum KerasJSON: Hashable, Sendable, CustomStringConvertible {
+    /// `null` (Python None).
     case null
+    /// `true` / `false`.
     case bool(Bool)
+    /// Any number (integers are exact up to 2⁵³), including NaN and ±Infinity.
     case number(Double)
+    /// A string.
     case string(String)
+    /// A list.
     case array([KerasJSON])
+    /// An object (dictionary).
     case object([String: KerasJSON])
 
     /// Parses JSON text (UTF-8), accepting `NaN`, `Infinity` and `-Infinity`.
@@ -98,6 +104,7 @@ public struct KerasJSONError: Error, CustomStringConvertible, Sendable {
     public var offset: Int
     /// What was expected at `offset`.
     public var message: String
+    /// "invalid JSON at byte N: expected …, found …".
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 

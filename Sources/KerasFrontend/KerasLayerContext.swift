@@ -21,6 +21,8 @@ public struct KerasLayerContext {
     public let outputNames: [String]
     /// The Keras version recorded in the file (or the architecture JSON).
     public let kerasVersion: KerasVersion
+    /// The Keras backend recorded in the file ("tensorflow", "theano", "jax", …), nil when absent.
+    public let backend: String?
     /// The file being converted (for messages).
     public let file: String
     /// The layer's stored weights, in file order.
@@ -198,6 +200,24 @@ public struct KerasLayerContext {
         let c = ConstantTensor(shape: shape, floats: try make())
         constantCache.values[k] = c
         return c
+    }
+
+    /// Whether convolution kernels were trained on Theano, which (Keras 2 `theano_backend`,
+    /// `T.nnet.conv2d` with `filter_flip=True`) computes a true convolution: the kernels must be
+    /// flipped spatially to run as the cross-correlation TensorFlow and the IR compute (what
+    /// `keras.utils.conv_utils.convert_kernel` does).
+    public var kernelsNeedSpatialFlip: Bool { backend?.lowercased() == "theano" }
+
+    /// Flips a Keras kernel (kH, kW, …) along its two spatial axes when `kernelsNeedSpatialFlip`.
+    public func backendKernel(_ v: [Float], kerasShape s: [Int]) -> [Float] {
+        guard kernelsNeedSpatialFlip, s.count >= 2 else { return v }
+        let (kh, kw) = (s[0], s[1]), inner = s.dropFirst(2).reduce(1, *)
+        var out = v
+        for h in 0..<kh { for w in 0..<kw {
+            let src = (h * kw + w) * inner, dst = ((kh - 1 - h) * kw + (kw - 1 - w)) * inner
+            for i in 0..<inner { out[dst + i] = v[src + i] }
+        } }
+        return out
     }
 
     // MARK: Activations

@@ -2,8 +2,11 @@
 public struct KerasVersion: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The version as written in the file ("" when the file records none).
     public var string: String
+    /// Major version (2 for tf.keras 2.x, 3 for Keras 3).
     public var major: Int
+    /// Minor version.
     public var minor: Int
+    /// Patch version.
     public var patch: Int
 
     /// Parses "X.Y.Z[-suffix]"; nil or unparsable text gives 0.0.0 with `string` kept.
@@ -22,10 +25,12 @@ public struct KerasVersion: Hashable, Comparable, Sendable, CustomStringConverti
     /// Whether the version is unknown (no `keras_version` recorded).
     public var isUnknown: Bool { major == 0 && minor == 0 && patch == 0 }
 
+    /// Orders by (major, minor, patch).
     public static func < (a: KerasVersion, b: KerasVersion) -> Bool {
         (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch)
     }
 
+    /// The version text, or "unknown".
     public var description: String { string.isEmpty ? "unknown" : string }
 }
 
@@ -38,7 +43,9 @@ public struct KerasTensorRef: Hashable, Sendable, CustomStringConvertible {
     public var node: Int
     /// Which output of that call (0 for single-output layers).
     public var tensor: Int
+    /// Makes a reference (call 0, output 0 by default).
     public init(layer: String, node: Int = 0, tensor: Int = 0) { self.layer = layer; self.node = node; self.tensor = tensor }
+    /// "output 0 of call 1 of layer 'dense'".
     public var description: String { "output \(tensor) of call \(node) of layer '\(layer)'" }
 }
 
@@ -49,6 +56,7 @@ public struct KerasInboundNode: Hashable, Sendable {
     public var inputs: [KerasTensorRef]
     /// Input shapes with batch (None → nil) when the config records them (Keras 3), else empty.
     public var inputShapes: [[Int?]]
+    /// Makes a call record.
     public init(inputs: [KerasTensorRef], inputShapes: [[Int?]] = []) { self.inputs = inputs; self.inputShapes = inputShapes }
 }
 
@@ -72,6 +80,7 @@ public struct KerasLayerConfig: Hashable, Sendable {
     /// layer's `build_config`, one per input; empty when not recorded.
     public var buildInputShapes: [[Int?]] = []
 
+    /// Makes a layer config (the parser fills `buildInputShapes` separately).
     public init(name: String, className: String, config: KerasJSON, module: String? = nil, registeredName: String? = nil,
                 inboundNodes: [KerasInboundNode] = [], nestedModel: KerasModelConfig? = nil) {
         self.name = name; self.className = className; self.config = config; self.module = module
@@ -106,6 +115,7 @@ public struct KerasModelConfig: Hashable, Sendable {
     /// Whether the model was a `Sequential`.
     public var isSequential: Bool { className == "Sequential" }
 
+    /// Makes a model config (already in the normalized functional form).
     public init(className: String, name: String, layers: [KerasLayerConfig], inputs: [KerasTensorRef], outputs: [KerasTensorRef]) {
         self.className = className; self.name = name; self.layers = layers; self.inputs = inputs; self.outputs = outputs
     }

@@ -24,6 +24,7 @@ public struct KerasStoredWeight: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// "conv2d/kernel:0 (3, 3, 1, 32)".
     public var description: String { "\(name) \(formatShapeText(shape))" }
 }
 

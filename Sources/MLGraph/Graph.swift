@@ -99,8 +99,16 @@ public struct Graph: Sendable {
         for i in inputs { self.tensorTypes[i.name] = i.type }
     }
 
-    /// Total number of weight values (parameters) over all nodes.
-    public var parameterCount: Int { nodes.reduce(0) { $0 + $1.weights.values.reduce(0) { $0 + $1.elementCount } } }
+    /// Total number of weight values (parameters); a constant shared by several nodes (a Keras
+    /// layer called twice) counts once.
+    public var parameterCount: Int {
+        var seen = Set<ObjectIdentifier>()
+        var n = 0
+        for node in nodes {
+            for w in node.weights.values where seen.insert(ObjectIdentifier(w)).inserted { n += w.elementCount }
+        }
+        return n
+    }
 
     /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15].
     public var opCounts: [String: Int] {

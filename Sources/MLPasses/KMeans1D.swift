@@ -8,7 +8,7 @@
 //
 // - `layered`: the classical DP D[m][i] = min_j D[m−1][j] + cost(j, i) (Wu 1991), each layer's row
 //   minima found by divide and conquer over the monotone argmin: O(k·n·log n) time, k·n table.
-//   Used when k·n is small, and by the tests as an oracle.
+//   Kept as an independent oracle for the tests.
 // - `lagrangian`: Lagrangian relaxation ("Aliens trick"; Aggarwal–Schieber–Tokuyama 1994, used by
 //   Grønlund et al. 2017): for a penalty λ per cluster, min over partitions of SSE + λ·|clusters| is
 //   a 1-D/1-D DP with monotone argmin, solved exactly with a candidate deque and galloping search
@@ -24,7 +24,8 @@
 
 import Foundation
 
-/// Which exact solver `kmeans1DCore` uses. `.automatic` picks `.layered` when k·n is small.
+/// Which exact solver `kmeans1DCore` uses. `.automatic` is `.lagrangian`, faster at every size
+/// measured (n = 100…2M, k = 4…256); `.layered` is kept as an independent oracle for the tests.
 enum KMeansSolver: Sendable { case automatic, layered, lagrangian }
 
 /// Result of the exact weighted 1-D k-means on sorted unique values.
@@ -39,37 +40,40 @@ struct KMeansPartition {
 
 /// Prefix sums over weighted, centred, sorted unique values.
 struct WeightedPrefix {
+    /// Σ weight, Σ weight·x, Σ weight·x² over the first i points (x centred by `shift`), and a
+    /// scratch DP value `f` for the Lagrangian solver, interleaved so that one cost evaluation
+    /// touches two cache lines.
+    struct Point { var w: Double; var s1: Double; var s2: Double; var f: Double }
+
     let n: Int
     let shift: Double
-    /// Σ weight, Σ weight·x, Σ weight·x² over the first i points, i = 0...n (x centred by `shift`).
-    var W: [Double]
-    var S1: [Double]
-    var S2: [Double]
+    /// Points 0...n.
+    var points: [Point]
 
     init(values: [Double], weights: [Double]) {
         n = values.count
         var tw = 0.0, tx = 0.0
         for i in 0..<n { tw += weights[i]; tx += weights[i] * values[i] }
         shift = tw > 0 ? tx / tw : 0
-        W = [Double](repeating: 0, count: n + 1)
-        S1 = W; S2 = W
+        points = [Point](repeating: Point(w: 0, s1: 0, s2: 0, f: 0), count: n + 1)
+        var acc = Point(w: 0, s1: 0, s2: 0, f: 0)
         for i in 0..<n {
             let x = values[i] - shift, w = weights[i]
-            W[i + 1] = W[i] + w
-            S1[i + 1] = S1[i] + w * x
-            S2[i + 1] = S2[i] + w * x * x
+            acc.w += w; acc.s1 += w * x; acc.s2 += w * x * x
+            points[i + 1] = acc
         }
     }
 
     /// Weighted SSE of points j..<i (j < i) around their mean.
     @inline(__always)
     func cost(_ j: Int, _ i: Int) -> Double {
-        let w = W[i] - W[j], s = S1[i] - S1[j]
-        let c = (S2[i] - S2[j]) - s * s / w
+        let a = points[j], b = points[i]
+        let w = b.w - a.w, s = b.s1 - a.s1
+        let c = (b.s2 - a.s2) - s * s / w
         return c > 0 ? c : 0
     }
 
-    func mean(_ j: Int, _ i: Int) -> Double { (S1[i] - S1[j]) / (W[i] - W[j]) + shift }
+    func mean(_ j: Int, _ i: Int) -> Double { (points[i].s1 - points[j].s1) / (points[i].w - points[j].w) + shift }
 
     func partition(breaks: [Int]) -> KMeansPartition {
         var sse = 0.0
@@ -85,26 +89,19 @@ struct WeightedPrefix {
 
 /// Exact weighted k-means of sorted, strictly increasing `values` with positive `weights` into
 /// exactly `k` clusters (1 ≤ k ≤ values.count).
+/// Memory: about 60 bytes per value (prefix points, deque, parents) besides the inputs.
 func kmeans1DCore(values: [Double], weights: [Double], k: Int, solver: KMeansSolver = .automatic) -> KMeansPartition {
     let n = values.count
     precondition(k >= 1 && k <= n, "kmeans1DCore: k = \(k) for \(n) points")
-    let prefix = WeightedPrefix(values: values, weights: weights)
+    var prefix = WeightedPrefix(values: values, weights: weights)
     if k == n { return prefix.partition(breaks: Array(0...n)) }
     if k == 1 { return prefix.partition(breaks: [0, n]) }
-    let useLayered: Bool
-    switch solver {
-    case .layered: useLayered = true
-    case .lagrangian: useLayered = false
-    case .automatic:
-        // D&C layered DP costs ≈ k·n·log2(n) evaluations and a k·n UInt32 table.
-        useLayered = Double(k) * Double(n) * Double(max(1, n).bitWidth - max(1, n).leadingZeroBitCount) <= 4e6
-    }
     let breaks: [Int]
-    if useLayered {
+    if solver == .layered {
         breaks = layeredBreaks(prefix, k: k)
     } else {
-        var solver = LagrangianSolver(prefix)
-        breaks = solver.breaks(k: k)
+        var lagrangian = LagrangianSolver(n: n)
+        breaks = lagrangian.breaks(&prefix, k: k)
     }
     return prefix.partition(breaks: breaks)
 }
@@ -169,32 +166,26 @@ private struct LagrangianSolution {
 }
 
 private struct LagrangianSolver {
-    /// Prefix sums and the DP value of one position, interleaved so that an evaluation touches
-    /// two cache lines.
-    struct Point { var w: Double; var s1: Double; var s2: Double; var f: Double }
     /// A deque entry: candidate start `j` is the best choice for rows from `start` on, with its
     /// values there and at the last row cached.
-    struct Candidate { var j: Int; var start: Int; var atStart: Double; var atEnd: Double }
+    struct Candidate { var j: Int32; var start: Int32; var atStart: Double; var atEnd: Double }
 
-    let p: WeightedPrefix
-    var points: [Point]
     var parent: [Int32]
     var deque: [Candidate]
 
-    init(_ p: WeightedPrefix) {
-        self.p = p
-        points = (0...p.n).map { Point(w: p.W[$0], s1: p.S1[$0], s2: p.S2[$0], f: 0) }
-        parent = [Int32](repeating: 0, count: p.n + 1)
-        deque = [Candidate](repeating: Candidate(j: 0, start: 0, atStart: 0, atEnd: 0), count: p.n + 1)
+    init(n: Int) {
+        precondition(n < Int(Int32.max), "kmeans1D: too many distinct values (\(n))")
+        parent = [Int32](repeating: 0, count: n + 1)
+        deque = [Candidate](repeating: Candidate(j: 0, start: 0, atStart: 0, atEnd: 0), count: n + 1)
     }
 
     /// Optimal partition for SSE + λ·clusters (any optimal one), by the monotone-argmin deque:
     /// a later start j beats an earlier one from some row on (quadrangle inequality), so each new
     /// candidate either dominates the back of the deque or takes over from a row found by
     /// galloping then binary search.
-    mutating func solve(_ lambda: Double) -> LagrangianSolution {
+    mutating func solve(_ p: inout WeightedPrefix, _ lambda: Double) -> LagrangianSolution {
         let n = p.n
-        points.withUnsafeMutableBufferPointer { P in
+        p.points.withUnsafeMutableBufferPointer { P in
         parent.withUnsafeMutableBufferPointer { par in
         deque.withUnsafeMutableBufferPointer { D in
             @inline(__always) func val(_ j: Int, _ x: Int) -> Double {
@@ -211,16 +202,16 @@ private struct LagrangianSolver {
                 let jAtEnd = val(j, n)
                 while tail > head {
                     let back = D[tail - 1]
-                    let x = max(back.start, i)
-                    let vb = back.start >= i ? back.atStart : val(back.j, x)
+                    let x = max(Int(back.start), i)
+                    let vb = back.start >= i ? back.atStart : val(Int(back.j), x)
                     if val(j, x) <= vb { tail -= 1 } else { break }
                 }
                 if tail == head {
-                    D[tail] = Candidate(j: j, start: i, atStart: val(j, i), atEnd: jAtEnd); tail += 1
-                } else if jAtEnd <= D[tail - 1].atEnd && max(D[tail - 1].start, i) < n {
+                    D[tail] = Candidate(j: Int32(j), start: Int32(i), atStart: val(j, i), atEnd: jAtEnd); tail += 1
+                } else if jAtEnd <= D[tail - 1].atEnd && max(Int(D[tail - 1].start), i) < n {
                     // j loses at x0 and wins at n: find the first winning row.
-                    let b = D[tail - 1].j
-                    let x0 = max(D[tail - 1].start, i)
+                    let b = Int(D[tail - 1].j)
+                    let x0 = max(Int(D[tail - 1].start), i)
                     var lo = x0, hi = n, atHi = jAtEnd, step = 1
                     while lo + step < hi {
                         let x = lo + step, v = val(j, x)
@@ -232,10 +223,10 @@ private struct LagrangianSolver {
                         let x = (lo + hi) >> 1, v = val(j, x)
                         if v <= val(b, x) { hi = x; atHi = v } else { lo = x }
                     }
-                    D[tail] = Candidate(j: j, start: hi, atStart: atHi, atEnd: jAtEnd); tail += 1
+                    D[tail] = Candidate(j: Int32(j), start: Int32(hi), atStart: atHi, atEnd: jAtEnd); tail += 1
                 }
-                while tail - head > 1 && D[head + 1].start <= i { head += 1 }
-                let best = D[head].j
+                while tail - head > 1 && Int(D[head + 1].start) <= i { head += 1 }
+                let best = Int(D[head].j)
                 P[i].f = (D[head].start == i ? D[head].atStart : val(best, i)) + lambda
                 par[i] = Int32(best)
             }
@@ -250,7 +241,7 @@ private struct LagrangianSolver {
     }
 
     /// Breaks of an optimal partition into exactly k clusters (1 < k < n).
-    mutating func breaks(k: Int) -> [Int] {
+    mutating func breaks(_ p: inout WeightedPrefix, k: Int) -> [Int] {
         let n = p.n
         let total = p.cost(0, n)
         // Brackets on the convex curve sse(count): `few` has < k clusters, `many` has > k.
@@ -283,7 +274,7 @@ private struct LagrangianSolver {
                 if !(lambda > manyLambda && lambda < fewLambda) || !lambda.isFinite { lambda = slope }
             }
             let usedSlope = lambda == slope
-            let s = solve(lambda)
+            let s = solve(&p, lambda)
             last = (lambda, s.count)
             if s.count == k { return s.breaks }
             var progress = false

@@ -47,6 +47,7 @@ public struct OutputComparison: Sendable, Equatable, CustomStringConvertible {
     /// mean |fp − q|.
     public var meanAbsError: Double
 
+    /// e.g. "SNR 42.10 dB, PSNR 55.31 dB, max |err| …".
     public var description: String {
         "SNR \(formatDB(snr)) dB, PSNR \(formatDB(psnr)) dB, max |err| \(maxAbsError), mean |err| \(meanAbsError) over \(count) values"
     }

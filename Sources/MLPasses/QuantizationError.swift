@@ -13,6 +13,7 @@ public enum QuantizationError: Error, CustomStringConvertible, Equatable, Sendab
     /// array lengths), with a description.
     case invalidArgument(String)
 
+    /// The message: node and weight (when known), the value, and what to do.
     public var description: String {
         func at(_ node: String, _ weight: String) -> String {
             node.isEmpty && weight.isEmpty ? "" : "node '\(node)' weight '\(weight)': "

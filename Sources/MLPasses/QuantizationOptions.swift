@@ -73,6 +73,7 @@ public struct QuantizationOptions: Sendable, Equatable {
         "prelu": ["alpha"],
     ]
 
+    /// Options with the defaults documented on each property (every default-op weight, no skips).
     public init(rolesByOp: [String: Set<String>] = QuantizationOptions.defaultRolesByOp,
                 otherOpRoles: Set<String>? = nil, minWeights: Int = 0, skipLayers: Set<String> = [],
                 skipOpTypes: Set<String> = [], clampFP16: Bool = false) {
@@ -97,15 +98,20 @@ public struct QuantizationOptions: Sendable, Equatable {
 public enum SkipReason: String, Sendable, Hashable, CustomStringConvertible {
     /// Custom layers' weights are opaque to mlconv (as coremltools, which skips them with a message).
     case customLayer = "custom layer (weights left as they are)"
+    /// The node is in `QuantizationOptions.skipLayers`.
     case skippedLayer = "layer in skipLayers"
+    /// The node's op is in `QuantizationOptions.skipOpTypes`.
     case skippedOpType = "op type in skipOpTypes"
+    /// The role is not in `rolesByOp[op]` (or `otherOpRoles`).
     case roleNotSelected = "weight role not selected for this op"
+    /// The tensor has fewer than `QuantizationOptions.minWeights` elements.
     case belowMinWeights = "fewer elements than minWeights"
     /// fp16 only: the bias follows its layer's weight (Core ML needs both fp16 or both fp32).
     case fp16FollowsWeight = "kept like its layer's weight (Core ML needs weight and bias both fp16 or both fp32)"
     /// An empty tensor has nothing to quantize.
     case empty = "empty tensor"
 
+    /// The human-readable reason (the raw value).
     public var description: String { rawValue }
 }
 

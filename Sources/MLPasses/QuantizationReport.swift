@@ -14,6 +14,7 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
         public var opType: String
         /// Weight role, e.g. "weight", "bias", "gamma".
         public var weight: String
+        /// The tensor's canonical shape (unchanged by the pass).
         public var shape: [Int]
         /// Number of values (product of `shape`).
         public var count: Int
@@ -26,11 +27,13 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
         public var sourceEncoding: String
         /// 10·log10(Σw²/Σ(w−ŵ)²) in dB of the stored values against the input values; +∞ when exact.
         public var sqnr: Double
-        /// Storage bytes before and after (values + quantization parameters).
+        /// Storage bytes before the pass (values + quantization parameters, see `storedByteCount(of:)`).
         public var bytesBefore: Int
+        /// Storage bytes after the pass, counted the same way.
         public var bytesAfter: Int
-        /// Σ w² and Σ (w − ŵ)² (float64), kept for the overall SQNR.
+        /// Σ w² over the tensor (float64), kept for the overall SQNR.
         public var signalEnergy: Double
+        /// Σ (w − ŵ)² over the tensor (float64); 0 when exact.
         public var errorEnergy: Double
         /// A remark, e.g. "3 distinct values: exact", "clamped 2 values to ±65504".
         public var note: String?
@@ -38,13 +41,18 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
 
     /// A weight left unchanged, and why.
     public struct Skipped: Sendable, Equatable {
+        /// Node (layer) name.
         public var layer: String
+        /// `Op.name` of the node.
         public var opType: String
+        /// Weight role.
         public var weight: String
+        /// Number of values in the tensor.
         public var count: Int
         public var reason: SkipReason
     }
 
+    /// The mode the pass ran with.
     public var mode: QuantizationMode
     /// Compressed tensors in graph order (roles sorted by name within a node).
     public var entries: [Entry]
@@ -52,12 +60,14 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
     public var skipped: [Skipped]
     /// Messages for the user, e.g. custom layers skipped.
     public var notes: [String]
-    /// Storage bytes of every weight in the graph before and after the pass (skipped ones included).
+    /// Storage bytes of every weight in the graph before the pass (skipped ones included).
     public var totalBytesBefore: Int
+    /// Storage bytes of every weight in the graph after the pass (skipped ones included).
     public var totalBytesAfter: Int
 
-    /// Storage bytes of the compressed tensors only, before and after.
+    /// Storage bytes of the compressed tensors only, before the pass.
     public var quantizedBytesBefore: Int { entries.reduce(0) { $0 + $1.bytesBefore } }
+    /// Storage bytes of the compressed tensors only, after the pass.
     public var quantizedBytesAfter: Int { entries.reduce(0) { $0 + $1.bytesAfter } }
     /// Number of values compressed.
     public var quantizedValueCount: Int { entries.reduce(0) { $0 + $1.count } }
@@ -105,6 +115,7 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// Same as `renderTable()`.
     public var description: String { renderTable() }
 }
 

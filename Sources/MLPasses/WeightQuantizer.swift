@@ -14,7 +14,9 @@ import MLGraph
 /// print(report.renderTable())
 /// ```
 public struct WeightQuantizer: Sendable {
+    /// The encoding applied to selected weights.
     public let mode: QuantizationMode
+    /// Which weights are selected (and fp16 clamping).
     public let options: QuantizationOptions
 
     /// - Throws: `QuantizationError.invalidBits` when a `.linear` or `.kmeans` bit width is outside

@@ -13,22 +13,7 @@ import MLRuntime
 /// (recurrent layers) are expected to be rejected with `unsupportedLayers`; the test checks that
 /// and skips with a message naming the missing feature.
 final class KerasFixtureParityTests: XCTestCase {
-    struct Manifest: Decodable {
-        struct IO: Decodable { var name: String; var file: String; var shape: [Int] }
-        struct Fixture: Decodable {
-            var name: String; var flavor: String; var kind: String; var model: String; var config: String?
-            var inputs: [IO]; var outputs: [IO]; var layers: [String]?; var issue: Int?
-        }
-        var fixtures: [Fixture]
-    }
-
-    static func manifest() throws -> Manifest {
-        let url = KerasTestPaths.fixtures.appendingPathComponent("manifest.json")
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("Keras fixtures not generated yet: \(url.path) is missing (run Scripts/make_fixtures.py)")
-        }
-        return try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
-    }
+    static func manifest() throws -> [KerasFixture] { try KerasFixture.load(KerasTestPaths.fixtures) }
 
     /// Features the converter does not have, by manifest `issue` number.
     static let knownMissing: [Int: String] = [
@@ -96,22 +81,21 @@ final class KerasFixtureParityTests: XCTestCase {
     ]
 
     func testEveryManifestFixtureHasATest() throws {
-        let names = try Self.manifest().fixtures.map(\.name)
+        let names = try Self.manifest().map(\.name)
         let missing = names.filter { !Self.covered.contains($0) }
         XCTAssertTrue(missing.isEmpty, "fixtures without a parity test in KerasFixtureParityTests: \(missing)")
     }
 
     /// Converts and runs fixture `name`, comparing every output with Keras.
     func check(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        guard let fx = try Self.manifest().fixtures.first(where: { $0.name == name }) else {
+        guard let fx = try Self.manifest().first(where: { $0.name == name }) else {
             throw XCTSkip("fixture \(name) is not in the manifest any more")
         }
         let dir = KerasTestPaths.fixtures
-        let modelURL = dir.appendingPathComponent(fx.model)
-        let configURL = fx.config.map { dir.appendingPathComponent($0) }
         let graph: Graph
         do {
-            graph = try KerasConverter().convert(modelAt: modelURL, architectureJSON: configURL)
+            graph = try KerasConverter().convert(modelAt: dir.appendingPathComponent(fx.model),
+                                                 architectureJSON: fx.config.map { dir.appendingPathComponent($0) })
         } catch let e as KerasConversionError {
             if let issue = fx.issue, let feature = Self.knownMissing[issue], case .unsupportedLayers = e {
                 throw XCTSkip("\(name): rejected as expected (issue \(issue): \(feature)):\n\(e)")
@@ -119,31 +103,7 @@ final class KerasFixtureParityTests: XCTestCase {
             XCTFail("\(name): conversion failed:\n\(e)", file: file, line: line)
             return
         }
-        if let issue = fx.issue, Self.knownMissing[issue] != nil {
-            // Converted although flagged: still check the numbers.
-            print("note: \(name) (issue \(issue)) converted")
-        }
-        XCTAssertEqual(graph.inputs.map(\.name), fx.inputs.map(\.name), "\(name): input names", file: file, line: line)
-        XCTAssertEqual(graph.outputs, fx.outputs.map(\.name), "\(name): output names", file: file, line: line)
-        let model = try Model(graph: graph)
-        var feeds: [String: NDArray] = [:]
-        for i in fx.inputs { feeds[i.name] = try NPY.read(contentsOf: dir.appendingPathComponent(i.file)) }
-        let results = try model.prediction(from: feeds)
-        for o in fx.outputs {
-            let expected = try NPY.read(contentsOf: dir.appendingPathComponent(o.file))
-            guard let got = results[o.name] else {
-                XCTFail("\(name): output \(o.name) missing (have \(results.keys.sorted()))", file: file, line: line); continue
-            }
-            XCTAssertEqual(got.count, expected.count, "\(name): output \(o.name) has shape \(got.shape), Keras \(expected.shape)", file: file, line: line)
-            guard got.count == expected.count else { continue }
-            let scale = max(1, expected.scalars.map(abs).max() ?? 0)
-            var maxErr: Float = 0
-            for (a, b) in zip(got.scalars, expected.scalars) { maxErr = max(maxErr, abs(a - b)) }
-            if maxErr.isNaN || got.scalars.contains(where: \.isNaN) != expected.scalars.contains(where: \.isNaN) { maxErr = .infinity }
-            print("parity \(name) \(o.name): max|err| = \(maxErr) (max|keras| = \(scale))")
-            XCTAssertLessThanOrEqual(maxErr, 1e-4 * scale, "\(name): output \(o.name) differs from Keras: max|err| \(maxErr), tolerance \(1e-4 * scale)",
-                                     file: file, line: line)
-        }
+        try assertParity(graph, fx, dir: dir, file: file, line: line)
     }
 
     func test_fer_cnn_k2() throws { try check("fer_cnn_k2") }

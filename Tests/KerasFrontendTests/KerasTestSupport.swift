@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import KerasFrontend
 import MLGraph
+import MLRuntime
 
 /// Paths and helpers shared by the KerasFrontend tests.
 enum KerasTestPaths {
@@ -52,3 +53,59 @@ struct TinyKeras {
 
 /// Sequential values 0, 1, 2, … scaled, for recognizable weights.
 func ramp(_ n: Int, scale: Float = 1) -> [Float] { (0..<n).map { Float($0) * scale } }
+
+/// One fixture of a `manifest.json` (Scripts/make_fixtures.py format).
+struct KerasFixture: Decodable {
+    struct IO: Decodable { var name: String; var file: String; var shape: [Int]? }
+    var name: String
+    var flavor: String?
+    var kind: String?
+    var model: String
+    var config: String?
+    var inputs: [IO]
+    var outputs: [IO]
+    var layers: [String]?
+    var issue: Int?
+
+    /// The fixtures listed in `dir/manifest.json`, or an XCTSkip when it is missing.
+    static func load(_ dir: URL) throws -> [KerasFixture] {
+        struct Manifest: Decodable { var fixtures: [KerasFixture] }
+        let url = dir.appendingPathComponent("manifest.json")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw XCTSkip("Keras fixtures not generated yet: \(url.path) is missing (run Scripts/make_fixtures.py)")
+        }
+        return try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url)).fixtures
+    }
+}
+
+/// Runs `graph` on the fixture's inputs and compares every output with Keras':
+/// max|ours − Keras| ≤ 1e-4·max(1, max|Keras|). Returns the max error per output.
+@discardableResult
+func assertParity(_ graph: Graph, _ fx: KerasFixture, dir: URL, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Float] {
+    XCTAssertEqual(graph.inputs.map(\.name), fx.inputs.map(\.name), "\(fx.name): input names", file: file, line: line)
+    XCTAssertEqual(graph.outputs, fx.outputs.map(\.name), "\(fx.name): output names", file: file, line: line)
+    let model = try Model(graph: graph)
+    var feeds: [String: NDArray] = [:]
+    for i in fx.inputs { feeds[i.name] = try NPY.read(contentsOf: dir.appendingPathComponent(i.file)) }
+    let results = try model.prediction(from: feeds)
+    var errors: [String: Float] = [:]
+    for o in fx.outputs {
+        let expected = try NPY.read(contentsOf: dir.appendingPathComponent(o.file))
+        guard let got = results[o.name] else {
+            XCTFail("\(fx.name): output \(o.name) missing (have \(results.keys.sorted()))", file: file, line: line); continue
+        }
+        XCTAssertEqual(got.count, expected.count, "\(fx.name): output \(o.name) has shape \(got.shape), Keras \(expected.shape)", file: file, line: line)
+        guard got.count == expected.count else { continue }
+        let scale = max(1, expected.scalars.map(abs).max() ?? 0)
+        var maxErr: Float = 0
+        for (a, b) in zip(got.scalars, expected.scalars) {
+            if a.isNaN != b.isNaN { maxErr = .infinity } else if !a.isNaN { maxErr = max(maxErr, abs(a - b)) }
+        }
+        errors[o.name] = maxErr
+        print("parity \(fx.name) \(o.name): max|err| = \(maxErr) (tolerance \(1e-4 * scale))")
+        XCTAssertLessThanOrEqual(maxErr, 1e-4 * scale,
+                                 "\(fx.name): output \(o.name) differs from Keras: max|err| \(maxErr) > tolerance \(1e-4 * scale)",
+                                 file: file, line: line)
+    }
+    return errors
+}

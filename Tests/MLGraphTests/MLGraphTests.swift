@@ -151,3 +151,17 @@ final class MalformedGraphTests: XCTestCase {
         XCTAssertThrowsError(try huge.verify())
     }
 }
+
+final class GraphSummaryTests: XCTestCase {
+    /// Regression: a constant shared by two nodes (a Keras layer called twice) was counted twice.
+    func testSharedConstantsCountOnce() {
+        let w = ConstantTensor(shape: [2, 3], floats: [1, 2, 3, 4, 5, 6])
+        let g = Graph(inputs: [ValueInfo(name: "a", type: TensorType([1, 3])), ValueInfo(name: "b", type: TensorType([1, 3]))],
+                      outputs: ["d", "d_1"], nodes: [
+                          Node(name: "d", op: .dense(DenseAttributes(outputChannels: 2)), inputs: ["a"], outputs: ["d"], weights: ["weight": w]),
+                          Node(name: "d_1", op: .dense(DenseAttributes(outputChannels: 2)), inputs: ["b"], outputs: ["d_1"], weights: ["weight": w]),
+                      ])
+        XCTAssertEqual(g.parameterCount, 6)
+        XCTAssertEqual(g.opCounts, ["dense": 2])
+    }
+}

@@ -61,14 +61,9 @@ public func randomFloats(count: Int, seed: UInt64 = 1, in range: ClosedRange<Flo
 }
 
 /// A float32 constant holding a copy of `values`.
-///
-/// Unlike `ConstantTensor(shape:floats:)`, which lets the array's pointer escape
-/// `withUnsafeBytes` (`ByteStorage(floats:)`) and crashes in optimized builds, the copy is made
-/// inside the closure.
 /// - Precondition: `values.count` is the product of `shape`.
 public func floatConstant(_ shape: [Int], _ values: [Float]) -> ConstantTensor {
-    precondition(values.count == shape.reduce(1, *), "floatConstant: \(values.count) values for shape \(shape)")
-    return try! ConstantTensor(shape: shape, encoding: .float32, storage: values.withUnsafeBytes { ByteStorage(copying: $0) })
+    ConstantTensor(shape: shape, floats: values)
 }
 
 /// A float32 constant of `shape` with reproducible random values.

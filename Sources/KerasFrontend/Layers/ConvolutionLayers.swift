@@ -17,8 +17,9 @@ func requireRank(_ ctx: KerasLayerContext, _ rank: Int, _ what: String = "NHWC")
     }
 }
 
-/// `Conv2D`: → conv2d, kernel transposed (3,2,0,1),
-/// fused activation (softmax as a separate node).
+/// `Conv2D`: → conv2d, kernel transposed (3,2,0,1) (and flipped spatially for Theano-trained
+/// files, see `KerasLayerContext.kernelsNeedSpatialFlip`), fused activation (softmax as a
+/// separate node).
 struct Conv2DConverter: KerasLayerConverter {
     var classNames: [String] { ["Conv2D"] }
 
@@ -42,7 +43,7 @@ struct Conv2DConverter: KerasLayerConverter {
         }
         let kshape = [k[0], k[1], cin / groups, filters]
         let w = try ctx.constant("weight", shape: [filters, cin / groups, k[0], k[1]]) {
-            WeightLayout.conv2DKernel(try ctx.weight("kernel", shape: kshape), kerasShape: kshape)
+            WeightLayout.conv2DKernel(ctx.backendKernel(try ctx.weight("kernel", shape: kshape), kerasShape: kshape), kerasShape: kshape)
         }
         var weights = ["weight": w]
         if useBias { weights["bias"] = try ctx.constant("bias", shape: [filters]) { try ctx.weight("bias", shape: [filters]) } }
@@ -74,7 +75,7 @@ struct DepthwiseConv2DConverter: KerasLayerConverter {
         let cin = ctx.inputShape[3], cout = cin * m
         let kshape = [k[0], k[1], cin, m]
         let w = try ctx.constant("weight", shape: [cout, 1, k[0], k[1]]) {
-            WeightLayout.depthwiseKernel(try ctx.weight("depthwise_kernel", shape: kshape), kerasShape: kshape)
+            WeightLayout.depthwiseKernel(ctx.backendKernel(try ctx.weight("depthwise_kernel", shape: kshape), kerasShape: kshape), kerasShape: kshape)
         }
         var weights = ["weight": w]
         if useBias { weights["bias"] = try ctx.constant("bias", shape: [cout]) { try ctx.weight("bias", shape: [cout]) } }
@@ -109,7 +110,7 @@ struct SeparableConv2DConverter: KerasLayerConverter {
         let cin = ctx.inputShape[3], mid = cin * m
         let dshape = [k[0], k[1], cin, m], pshape = [1, 1, mid, filters]
         let dw = try ctx.constant("depthwise", shape: [mid, 1, k[0], k[1]]) {
-            WeightLayout.depthwiseKernel(try ctx.weight("depthwise_kernel", shape: dshape), kerasShape: dshape)
+            WeightLayout.depthwiseKernel(ctx.backendKernel(try ctx.weight("depthwise_kernel", shape: dshape), kerasShape: dshape), kerasShape: dshape)
         }
         let pw = try ctx.constant("pointwise", shape: [filters, mid, 1, 1]) {
             WeightLayout.conv2DKernel(try ctx.weight("pointwise_kernel", shape: pshape), kerasShape: pshape)
@@ -183,7 +184,7 @@ struct Conv2DTransposeConverter: KerasLayerConverter {
                                           same: padName == "same", outputPadding: op)
         let kshape = [k[0], k[1], filters, cin]
         let w = try ctx.constant("weight", shape: [cin, filters, k[0], k[1]]) {
-            WeightLayout.deconv2DKernel(try ctx.weight("kernel", shape: kshape), kerasShape: kshape)
+            WeightLayout.deconv2DKernel(ctx.backendKernel(try ctx.weight("kernel", shape: kshape), kerasShape: kshape), kerasShape: kshape)
         }
         var weights = ["weight": w]
         if useBias { weights["bias"] = try ctx.constant("bias", shape: [filters]) { try ctx.weight("bias", shape: [filters]) } }
