@@ -34,6 +34,7 @@ public enum MLConv {
 
     static let commands: [Command.Type] = [
         KerasCommand.self, CompileCommand.self, InspectCommand.self, PredictCommand.self,
+        QuantizeCommand.self, CompareCommand.self,
     ]
 
     static var usage: String {

@@ -165,3 +165,23 @@ final class GraphSummaryTests: XCTestCase {
         XCTAssertEqual(g.opCounts, ["dense": 2])
     }
 }
+
+final class RenameTests: XCTestCase {
+    func testRenameInputAndOutput() throws {
+        var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 3]))], outputs: ["y"],
+                      nodes: [Node(name: "a", op: .activation(.relu), inputs: ["x"], outputs: ["y"])])
+        try g.inferShapes()
+        g.description.outputs = [FeatureDescription(name: "y", shortDescription: "out")]
+        try g.renameTensor("x", to: "image")
+        try g.renameTensor("y", to: "probs")
+        XCTAssertEqual(g.inputs.map(\.name), ["image"])
+        XCTAssertEqual(g.outputs, ["probs"])
+        XCTAssertEqual(g.nodes[0].inputs, ["image"])
+        XCTAssertEqual(g.description.outputs[0].name, "probs")
+        try g.verify()
+        XCTAssertThrowsError(try g.renameTensor("nope", to: "z"))
+        XCTAssertThrowsError(try g.renameTensor("image", to: "probs")) { e in
+            XCTAssertTrue("\(e)".contains("already exists"), "\(e)")
+        }
+    }
+}

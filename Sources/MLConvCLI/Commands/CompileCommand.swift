@@ -3,15 +3,31 @@ import Foundation
 /// `mlconv compile model.mlmodel -o model.mlbundle` (what Xcode's Core ML compiler does).
 enum CompileCommand: Command {
     static let name = "compile"
-    static let summary = "compile a Core ML .mlmodel into a .mlbundle"
+    static let summary = "compile a Core ML .mlmodel (or .mlpackage) into a .mlbundle"
     static let help = """
-    Usage: mlconv compile <model.mlmodel> -o <out.mlbundle>
+    Usage: mlconv compile <model.mlmodel|model.mlpackage> -o <out.mlbundle>
 
-    Compiles a Core ML neural-network model into mlconv's runtime bundle.
+    Compiles a Core ML neural network (neuralNetwork, classifier or regressor) into mlconv's
+    runtime bundle, as Xcode compiles .mlmodel into .mlmodelc. Multi-array inputs and outputs keep
+    Core ML's shapes (e.g. [C, H, W]); image inputs take [H, W, C] pixels 0–255 and apply the
+    model's preprocessing. Weights stay in their stored precision (fp16, n-bit).
+
+    Options:
+      -o, --output PATH   output .mlbundle, written atomically
     """
     static let spec = OptionSpec(single: ["--output"], aliases: ["-o": "--output"], positionalRange: 1...1)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
-        throw CLIError("reading .mlmodel files is not available in this build yet (tracked by the Core ML .mlmodel issue); convert the Keras source with `mlconv keras` instead")
+        let input = URL(fileURLWithPath: args.positional[0])
+        let output = URL(fileURLWithPath: try args.required("--output"))
+        guard output.pathExtension.lowercased() == "mlbundle" else {
+            throw UsageError("compile writes an .mlbundle; got '\(output.path)'")
+        }
+        guard try ModelFileKind.detect(input) == .coreML else {
+            throw CLIError("'\(input.path)' is not a Core ML model; use `mlconv keras` for .h5 files")
+        }
+        let graph = try loadGraph(input)
+        try writeModel(graph, to: output, source: input.lastPathComponent, console: console)
+        return 0
     }
 }

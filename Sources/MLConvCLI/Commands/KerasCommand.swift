@@ -1,4 +1,5 @@
 import Foundation
+import CoreMLFormat
 import KerasFrontend
 import MLBundle
 import MLGraph
@@ -8,19 +9,29 @@ enum KerasCommand: Command {
     static let name = "keras"
     static let summary = "convert a Keras .h5 model to a compiled .mlbundle"
     static let help = """
-    Usage: mlconv keras <model.h5> [--config arch.json] -o <out.mlbundle> [options]
+    Usage: mlconv keras <model.h5> [--config arch.json] -o <out.mlbundle|out.mlmodel> [options]
 
     Converts a Keras HDF5 file (Keras 2.x / tf.keras or Keras 3 `model.save('x.h5')`, or a
     weights-only `save_weights` file together with the `model.to_json()` architecture) into a
-    compiled .mlbundle that `mlconv predict` runs.
+    compiled .mlbundle that `mlconv predict` runs, or a Core ML .mlmodel (lowest
+    specificationVersion its features need) that coremltools and Xcode read.
 
     Options:
-      -o, --output PATH          output file (.mlbundle); written atomically
+      -o, --output PATH          output file (.mlbundle or .mlmodel); written atomically
       --config PATH              architecture JSON (model.to_json()) for a weights-only .h5
       --input-shape NAME=D1,D2…  fixed shape (without batch) for an input whose Keras shape has
                                  unknown dimensions; repeatable
-      --class-labels FILE        one label per line: the model becomes a classifier and
-                                 `predict` prints the top-5 labels
+      --class-labels FILE        one label per line: the model becomes a classifier
+                                 (neuralNetworkClassifier in .mlmodel) and `predict` prints the
+                                 top-5 labels with probabilities
+      --input-name OLD=NEW       rename an input; repeatable
+      --output-name OLD=NEW      rename an output; repeatable
+      --image-input NAME         make input NAME an image (Core ML imageType); its pixels 0–255
+                                 go through y = scale·pixel + bias[channel] first
+      --image-scale S            that scale (default 1)
+      --red-bias B, --green-bias B, --blue-bias B, --gray-bias B   those biases (default 0)
+      --bgr                      the image input is BGR (default RGB; 1 channel is grayscale)
+      --image-output NAME        make output NAME an image (RGB, or grayscale for 1 channel)
       --author TEXT, --license TEXT, --short-description TEXT
       --description NAME=TEXT    description of an input or output; repeatable
 
@@ -28,8 +39,10 @@ enum KerasCommand: Command {
       mlconv keras Fixtures/demo/digits_cnn.h5 --class-labels Fixtures/demo/labels.txt -o digits.mlbundle
     """
     static let spec = OptionSpec(
-        single: ["--output", "--config", "--class-labels", "--author", "--license", "--short-description"],
-        repeatable: ["--input-shape", "--description"],
+        flags: ["--bgr"],
+        single: ["--output", "--config", "--class-labels", "--author", "--license", "--short-description",
+                 "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias"],
+        repeatable: ["--input-shape", "--description", "--input-name", "--output-name", "--image-input", "--image-output"],
         aliases: ["-o": "--output"],
         positionalRange: 1...1)
 
@@ -52,8 +65,42 @@ enum KerasCommand: Command {
     }
 }
 
-/// Applies --class-labels, metadata and --description options shared by converting commands.
+/// Applies the options shared by converting commands, in order: renames, image inputs/outputs,
+/// class labels, metadata and descriptions.
 func applyDescriptionOptions(_ args: ParsedArguments, to graph: inout Graph) throws {
+    for (old, new) in try args.pairs("--input-name") {
+        guard graph.inputs.contains(where: { $0.name == old }) else {
+            throw CLIError("--input-name: the model has no input '\(old)'; its inputs are \(graph.inputs.map(\.name).joined(separator: ", "))")
+        }
+        try graph.renameTensor(old, to: new)
+    }
+    for (old, new) in try args.pairs("--output-name") {
+        guard graph.outputs.contains(old) else {
+            throw CLIError("--output-name: the model has no output '\(old)'; its outputs are \(graph.outputs.joined(separator: ", "))")
+        }
+        try graph.renameTensor(old, to: new)
+    }
+    let biasOptions = ["--red-bias", "--green-bias", "--blue-bias", "--gray-bias", "--image-scale"]
+    if args.all("--image-input").isEmpty, let used = biasOptions.first(where: { args.value($0) != nil }) ?? (args.has("--bgr") ? "--bgr" : nil) {
+        throw UsageError("\(used) applies to an image input: add --image-input NAME")
+    }
+    for name in args.all("--image-input") {
+        guard let input = graph.inputs.first(where: { $0.name == name }) else {
+            throw CLIError("--image-input: the model has no input '\(name)'; its inputs are \(graph.inputs.map(\.name).joined(separator: ", "))")
+        }
+        let s = input.type.shape
+        guard s.count == 4, s[3] == 1 || s[3] == 3 else {
+            throw CLIError("--image-input \(name): the input has shape \(formatShape(s)); an image input needs (1, height, width, 1 or 3)")
+        }
+        let space: ImageColorSpace = s[3] == 1 ? .grayscale : args.has("--bgr") ? .bgr : .rgb
+        let r = try args.float("--red-bias") ?? 0, g = try args.float("--green-bias") ?? 0, b = try args.float("--blue-bias") ?? 0
+        let bias: [Float] = space == .grayscale ? [try args.float("--gray-bias") ?? 0] : space == .bgr ? [b, g, r] : [r, g, b]
+        try graph.markImageInput(name, feature: ImageFeature(width: s[2], height: s[1], colorSpace: space,
+                                                               scale: try args.float("--image-scale") ?? 1, bias: bias))
+    }
+    for name in args.all("--image-output") {
+        try graph.markImageOutput(name, colorSpace: args.has("--bgr") && graph.tensorTypes[name]?.shape.last == 3 ? .bgr : nil)
+    }
     if let path = args.value("--class-labels") {
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
@@ -93,8 +140,15 @@ func writeModel(_ graph: Graph, to output: URL, source: String, console: Console
     switch output.pathExtension.lowercased() {
     case "mlbundle":
         try BundleWriter.write(graph, to: output, producer: "mlconv \(MLConv.version)", source: source)
+    case "mlmodel":
+        var options = CoreMLExportOptions()
+        options.converterTag = "mlconv \(MLConv.version)"
+        let result = try CoreMLExporter.export(graph, options: options)
+        try result.model.write(toFile: output.path)
+        console.print("Core ML specificationVersion \(result.model.specificationVersion)"
+            + (result.versionReasons.isEmpty ? "" : " (" + result.versionReasons.map(\.description).joined(separator: "; ") + ")"))
     default:
-        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle")
+        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle or .mlmodel")
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
     console.print("wrote \(output.path) (\(formatBytes(size)); \(graph.nodes.count) layers, \(graph.parameterCount) parameters) from \(source)")

@@ -1,23 +1,29 @@
 import Foundation
-import MLBundle
+import ImageIO
 import MLGraph
 import MLRuntime
 
-/// `mlconv predict model.mlbundle --input NAME=file.npy … [--output-dir DIR]`
+/// `mlconv predict model.mlbundle --input NAME=file.npy|image … [--output-dir DIR]`
 enum PredictCommand: Command {
     static let name = "predict"
-    static let summary = "run a compiled .mlbundle on .npy inputs"
+    static let summary = "run a model (.mlbundle, .mlmodel or .h5) on .npy arrays or images"
     static let help = """
-    Usage: mlconv predict <model.mlbundle> --input NAME=FILE.npy … [--output-dir DIR] [options]
+    Usage: mlconv predict <model.mlbundle|model.mlmodel|model.h5> --input NAME=FILE … [--output-dir DIR] [options]
 
     Runs the model on the CPU. Each input is a NumPy .npy array (float32, C order; float64/16 and
     int32/64 are converted) with the input's shape as `mlconv inspect` shows it (Keras NHWC layout
-    for Keras models); a leading batch dimension of 1 may be omitted.
-    Writes DIR/<output name>.npy (float32) per output when --output-dir is given, and prints a
-    summary of each output (shape, range; top-5 labels for classifiers).
+    for Keras models, Core ML's shape for .mlmodel multi-arrays); a leading batch dimension of 1
+    may be omitted. Image inputs (and NHWC inputs with 1 or 3 channels) also take a PNG or JPEG
+    file, resized to the model's size with --crop, then put through the model's own preprocessing.
+    With --output-dir, writes DIR/<output name>.npy (float32) per output and DIR/<output name>.png
+    for image outputs (values clamped to 0–255 and rounded). Prints a summary of each output
+    (shape, range; top-5 labels with probabilities for classifiers).
 
     Options:
-      --input NAME=FILE     an input array; repeatable (one per model input)
+      --input NAME=FILE     an input: .npy, .png, .jpg; repeatable (one per model input)
+      --crop MODE           how an image is fitted to the input size, as Apple's Vision:
+                            center (scale to cover, crop the centre), fit (scale to fit, pad),
+                            fill (stretch); default center
       --output-dir DIR      where to write one .npy per output (created if missing)
       --threads N           CPU threads (default: all cores)
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
@@ -26,43 +32,34 @@ enum PredictCommand: Command {
     """
     static let spec = OptionSpec(
         flags: ["--reference"],
-        single: ["--output-dir", "--threads", "--benchmark"],
+        single: ["--output-dir", "--threads", "--benchmark", "--crop"],
         repeatable: ["--input"],
         positionalRange: 1...1)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
-        let modelURL = URL(fileURLWithPath: args.positional[0])
-        let bundle = try BundleFile(contentsOf: modelURL)
+        let graph = try loadGraph(URL(fileURLWithPath: args.positional[0]))
         var config = Model.Configuration()
         if let t = try args.int("--threads") {
             guard t >= 1 else { throw UsageError("--threads must be at least 1, found \(t)") }
             config.threadCount = t
         }
         config.referenceOnly = args.has("--reference")
-        let model = try Model(graph: bundle.graph, configuration: config)
-        var inputs: [String: NDArray] = [:]
-        for (name, path) in try args.pairs("--input") {
-            guard inputs[name] == nil else { throw UsageError("--input \(name) given twice") }
-            inputs[name] = try NPY.read(contentsOf: URL(fileURLWithPath: path))
-        }
+        let crop = try cropMode(args)
+        let model = try Model(graph: graph, configuration: config)
+        let inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
         let outputs = try model.prediction(from: inputs)
-        if let dir = args.value("--output-dir") {
-            let d = URL(fileURLWithPath: dir)
-            try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
-            for name in bundle.graph.outputs {
-                try NPY.write(outputs[name]!, to: d.appendingPathComponent(safeFileName(name) + ".npy"))
-            }
-        }
-        for name in bundle.graph.outputs {
+        for name in graph.outputs {
             let a = outputs[name]!
             console.print(summarize(name: name, a))
-            if let labels = bundle.graph.description.classLabels, bundle.graph.description.probabilitiesOutput == name {
+            if let labels = graph.description.classLabels, graph.description.probabilitiesOutput == name {
                 for (rank, (i, p)) in topK(a.scalars, k: min(5, labels.count)).enumerated() {
                     console.print(String(format: "  %d. %@  %.4f", rank + 1, labels[i], p))
                 }
             }
         }
-        if let dir = args.value("--output-dir") { console.print("outputs written to \(dir)/") }
+        if let dir = args.value("--output-dir") {
+            for path in try writeOutputs(outputs, graph: graph, to: URL(fileURLWithPath: dir)) { console.print("wrote \(path)") }
+        }
         if let runs = try args.int("--benchmark") {
             guard runs >= 1 else { throw UsageError("--benchmark must be at least 1, found \(runs)") }
             for _ in 0..<3 { _ = try model.prediction(from: inputs) }
@@ -78,6 +75,13 @@ enum PredictCommand: Command {
         }
         return 0
     }
+}
+
+/// The --crop option (default center, as Vision's usual centerCrop).
+func cropMode(_ args: ParsedArguments) throws -> ImageCropMode {
+    guard let v = args.value("--crop") else { return .center }
+    guard let m = ImageCropMode(rawValue: v) else { throw UsageError("--crop takes center, fit or fill, found '\(v)'") }
+    return m
 }
 
 /// A file name for an output tensor name (Keras names may contain '/' or ':').

@@ -1,0 +1,110 @@
+import CoreMLFormat
+import Foundation
+import ImageIO
+import KerasFrontend
+import MLBundle
+import MLGraph
+import MLRuntime
+
+/// The model formats the CLI reads, from the file's content (or `.mlpackage` directory).
+enum ModelFileKind {
+    case keras, bundle, coreML
+
+    static func detect(_ url: URL) throws -> ModelFileKind {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir) else {
+            throw CLIError("'\(url.path)': no such file")
+        }
+        if isDir.boolValue {
+            if url.pathExtension.lowercased() == "mlpackage"
+                || FileManager.default.fileExists(atPath: url.appendingPathComponent("Manifest.json").path) { return .coreML }
+            throw CLIError("'\(url.path)' is a directory; give a model file (.h5, .mlmodel, .mlbundle) or an .mlpackage")
+        }
+        guard let h = FileHandle(forReadingAtPath: url.path) else { throw CLIError("cannot read '\(url.path)'") }
+        defer { try? h.close() }
+        let head = [UInt8](h.readData(ofLength: 8))
+        if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
+        if head == Array("MLBUNDLE".utf8) { return .bundle }
+        // Anything else is tried as a Core ML protobuf; its decoder says what the file looks like.
+        return .coreML
+    }
+}
+
+/// Loads any supported model file into a verified graph.
+/// - Parameters:
+///   - architectureJSON: for weights-only Keras files.
+///   - kerasOptions: hooks and input shapes for Keras files.
+/// - Throws: the format's typed error (`KerasConversionError`, `BundleError`, `CoreMLFormatError`,
+///   `CoreMLImportError`).
+func loadGraph(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init()) throws -> Graph {
+    switch try ModelFileKind.detect(url) {
+    case .keras:
+        return try KerasConverter(options: kerasOptions).convert(modelAt: url, architectureJSON: architectureJSON)
+    case .bundle:
+        return try BundleFile(contentsOf: url).graph
+    case .coreML:
+        let spec = try Spec.Model.load(contentsOf: url.path)
+        return try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent)
+    }
+}
+
+/// Parses `--input NAME=FILE` values into arrays for `graph`: `.npy` files as they are; PNG/JPEG
+/// files for image inputs (or NHWC inputs with 1 or 3 channels), decoded, converted to the input's
+/// colour space, resized with `crop`, as raw 0–255 values (the graph applies the preprocessing).
+func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMode) throws -> [String: NDArray] {
+    var inputs: [String: NDArray] = [:]
+    for (name, path) in pairs {
+        guard inputs[name] == nil else { throw UsageError("--input \(name) given twice") }
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension.lowercased()
+        if ["png", "jpg", "jpeg"].contains(ext) {
+            inputs[name] = try readImageInput(url, name: name, graph: graph, crop: crop)
+        } else {
+            inputs[name] = try NPY.read(contentsOf: url)
+        }
+    }
+    return inputs
+}
+
+private func readImageInput(_ url: URL, name: String, graph: Graph, crop: ImageCropMode) throws -> NDArray {
+    guard let input = graph.inputs.first(where: { $0.name == name }) else {
+        throw RuntimeError.unknownInput(name: name, expected: graph.inputs.map(\.name))
+    }
+    let shape = input.type.shape
+    let feature = graph.description.inputs.first { $0.name == name }?.image
+    let width: Int, height: Int, space: ImageIO.ImageColorSpace
+    if let f = feature {
+        width = f.width; height = f.height
+        space = f.colorSpace == .bgr ? .bgr : f.colorSpace == .grayscale ? .grayscale : .rgb
+    } else if shape.count == 4, shape[3] == 1 || shape[3] == 3 {
+        height = shape[1]; width = shape[2]; space = shape[3] == 1 ? .grayscale : .rgb
+    } else {
+        throw CLIError("input '\(name)' has shape \(formatShape(shape)), which is not an image; give it a .npy array")
+    }
+    let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
+    return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
+}
+
+/// Writes one file per output into `dir`: `<name>.png` for image outputs (values clamped to
+/// 0–255 and rounded) and `<name>.npy` (float32) for every output.
+func writeOutputs(_ outputs: [String: NDArray], graph: Graph, to dir: URL) throws -> [String] {
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    var written: [String] = []
+    for name in graph.outputs {
+        guard let a = outputs[name] else { continue }
+        let base = dir.appendingPathComponent(safeFileName(name))
+        try NPY.write(a, to: base.appendingPathExtension("npy"))
+        written.append(base.appendingPathExtension("npy").path)
+        if let img = graph.description.outputs.first(where: { $0.name == name })?.image {
+            let c = img.colorSpace == .grayscale ? 1 : 3
+            var values = a.scalars
+            if img.colorSpace == .bgr {  // PNG is RGB: swap B and R.
+                for p in stride(from: 0, to: values.count, by: 3) { values.swapAt(p, p + 2) }
+            }
+            let image = Image(floatHWC: values, width: img.width, height: img.height, channels: c)
+            try ImageCodec.writePNG(image, to: base.appendingPathExtension("png"))
+            written.append(base.appendingPathExtension("png").path)
+        }
+    }
+    return written
+}
