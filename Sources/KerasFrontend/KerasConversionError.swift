@@ -13,8 +13,14 @@ public struct KerasUnsupportedLayer: Hashable, Sendable, CustomStringConvertible
     /// None batch; an empty shape when unknown altogether, e.g. downstream of another
     /// unsupported layer in a file that records no shapes).
     public var inputShapes: [[Int?]]
-    /// Output shapes when the file records them (Keras 3 keras tensors), else empty.
+    /// Output shapes when known: recorded in the file (Keras 3 keras tensors, tf.keras
+    /// `build_config`), or inferred from a merge layer (Add, …) that combines the output with a
+    /// tensor of known shape; else empty.
     public var outputShapes: [[Int?]]
+    /// Hooks that would convert the layer, best first: the exact `--lower` / `--custom-layer`
+    /// flags and hooks-file entries (see `KerasHookSuggestion`). Empty for layers that have a
+    /// built-in converter but an unsupported configuration.
+    public var suggestions: [KerasHookSuggestion] = []
 
     /// Makes an entry.
     public init(name: String, className: String, detail: String, inputShapes: [[Int?]] = [], outputShapes: [[Int?]] = []) {
@@ -106,15 +112,17 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
                   What to do: pass the JSON written by `model.to_json()`, or re-save the model with `model.save('model.h5')`.
                 """
         case let .unsupportedLayers(file, layers):
-            let lines = layers.map { "  - " + $0.description }.joined(separator: "\n")
+            let lines = layers.map { l in
+                "  - " + l.description + (l.suggestions.isEmpty ? "" : "\n      fix: " + l.suggestions.map(\.flag).joined(separator: "   or   "))
+            }.joined(separator: "\n")
             return """
                 \(file): \(layers.count) layer\(layers.count == 1 ? " is" : "s are") not supported by the Keras converter:
                 \(lines)
-                  What to do: supply a conversion for each of them — a custom layer (`--custom-layer NAME=CLASS`) \
-                or a lowering to built-in ops (`--lower NAME=…`) on the command line, or a `LayerHook` in \
-                `KerasConversionOptions.hooks` (matched by layer name, glob, Lambda function name or class name) — \
-                or replace them with built-in Keras layers and re-save the model.
-                """
+                  What to do: supply a conversion for each of them — a custom layer (`--custom-layer MATCH=CLASS`) \
+                or a lowering to built-in ops (`--lower MATCH=OP[:ARGS]`) on the command line, a `--hooks` JSON file \
+                (docs/HOOKS.md), or a `LayerHook` in `KerasConversionOptions.hooks` (MATCH: layer name, glob, Lambda \
+                function name or class name) — or replace them with built-in Keras layers and re-save the model.
+                """ + KerasHookSuggestion.summary(layers)
         case let .unsupportedConfiguration(file, layer, cls, message, hint):
             return "\(file): layer '\(layer)' (\(cls)): \(message)\n  What to do: \(hint)"
         case let .invalidLayerConfig(file, layer, cls, key, expected, found):

@@ -4,9 +4,11 @@ import MLGraph
 /// their IR nodes.
 ///
 /// Hooks are tried **before** the built-in converters (and before inlining a nested model, so
-/// a hook can replace a whole Sequential/Functional sub-model), in the order of
-/// `KerasConversionOptions.hooks`; the first hook whose pattern matches and whose closure returns
-/// non-nil wins. A closure returns
+/// a hook can replace a whole Sequential/Functional sub-model, and a `.className` hook overrides
+/// a built-in class). The hooks whose pattern matches a layer are tried most specific first —
+/// exact `.name`, then `.glob`, `.lambdaFunction`, `.className`, `.any` (see
+/// `Pattern.precedence`) — and in the order of `KerasConversionOptions.hooks` among equals; the
+/// first whose closure returns non-nil wins. A closure returns
 /// - `nil` to decline (the next hook, then the built-in table, is tried);
 /// - `[]` to make the layer an identity (its output is its first input);
 /// - nodes that read `context.inputs` and produce every name of `context.outputNames`
@@ -32,10 +34,12 @@ public struct LayerHook {
         /// e.g. "res_crop_*".
         case glob(String)
         /// Lambda layers whose Python function has this name (`res_crop`; `<lambda>` for
-        /// anonymous lambdas), as far as it can be read from the config.
+        /// anonymous lambdas), as `LambdaFunctionDecoder` recovers it from the config (Keras 2
+        /// marshalled bytecode, functions saved by name, Keras 3 references) without running Python.
         case lambdaFunction(String)
-        /// Every layer of this Keras class ("Lambda", "ReflectionPadding2D", "TensorFlowOpLayer");
-        /// a Keras 3 registered class "package>Class" also matches its bare class name.
+        /// Every layer of this Keras class ("Lambda", "ReflectionPadding2D", "TensorFlowOpLayer",
+        /// or a built-in such as "Conv2D" to override its converter); a Keras 3 registered class
+        /// "package>Class" also matches its bare class name.
         case className(String)
         /// Every layer (the closure decides by returning nil or not).
         case any
@@ -67,12 +71,11 @@ public struct LayerHook {
         switch pattern {
         case let .name(n): return n == layer.name || n == (scope + [layer.name]).joined(separator: "/")
         case let .glob(g): return globMatch(g, layer.name) || globMatch(g, (scope + [layer.name]).joined(separator: "/"))
-        case let .lambdaFunction(f): return KerasLambdaInfo(layer: layer)?.functionName == f
+        case let .lambdaFunction(f): return KerasLambdaFunction(layer: layer)?.name == f
         case let .className(c):
             // Keras 3 writes registered custom classes as "package>Class".
-            func bare(_ n: String) -> String { n.split(separator: ">").last.map(String.init) ?? n }
-            return layer.className == c || layer.registeredName == c || bare(layer.className) == c
-                || layer.registeredName.map(bare) == c
+            return layer.className == c || layer.registeredName == c || bareKerasClassName(layer.className) == c
+                || layer.registeredName.map(bareKerasClassName) == c
         case .any: return true
         }
     }

@@ -15,8 +15,14 @@ final class KerasConversionSession {
     private var nodeNames = Set<String>()
     private var tensorNames = Set<String>()
     private var reserved = Set<String>()
-    private var unsupported: [(entry: KerasUnsupportedLayer, error: KerasConversionError?)] = []
+    private var unsupported: [(entry: KerasUnsupportedLayer, error: KerasConversionError?, layer: KerasLayerConfig)] = []
     private var poisoned = Set<String>()
+    /// Poisoned tensor → index in `unsupported` of the single-output layer producing it (for
+    /// inferring that layer's output shape from a merge layer reading it).
+    private var poisonOrigin: [String: Int] = [:]
+    /// Whether `options.inputShapes` changed a dimension the file records: the recorded shapes
+    /// of the layers then no longer apply.
+    private var inputsResized = false
     private let cache = ConstantCache()
     private var topLevel: [String: KerasLayerConfig] = [:]
 
@@ -28,8 +34,12 @@ final class KerasConversionSession {
 
     // MARK: Support queries
 
+    /// The hooks matching a layer, most specific pattern first (`LayerHook.Pattern.precedence`),
+    /// then in option order.
     func hooks(for layer: KerasLayerConfig, scope: [String]) -> [LayerHook] {
-        options.hooks.filter { $0.matches(layer: layer, scope: scope) }
+        options.hooks.enumerated().filter { $0.element.matches(layer: layer, scope: scope) }
+            .sorted { ($0.element.pattern.precedence, $0.offset) < ($1.element.pattern.precedence, $1.offset) }
+            .map(\.element)
     }
 
     /// Weight roles of a leaf layer (nil converter → none known).
@@ -37,15 +47,19 @@ final class KerasConversionSession {
         KerasLayerRegistry.converter(for: layer.className)?.weightRoles(layer, version: source.version) ?? []
     }
 
-    /// Whether a layer (or any layer of a nested model) has weights.
+    /// Whether a layer (or any layer of a nested model) has weights. For a class without a
+    /// built-in converter (a custom layer a hook may convert with its weights): whether the file
+    /// stores weights under its name.
     func hasWeights(_ layer: KerasLayerConfig) -> Bool {
         if let m = layer.nestedModel { return m.layers.contains(where: hasWeights) }
+        if KerasLayerRegistry.converter(for: layer.className) == nil { return store.hasNamedWeights(layer.name) }
         return !roles(layer).isEmpty
     }
 
-    /// What is cheaply known about an unsupported layer.
-    static func detail(_ layer: KerasLayerConfig) -> String {
-        if let l = KerasLambdaInfo(layer: layer) { return l.description }
+    /// What is cheaply known about an unsupported layer (for a Lambda, its Python function as
+    /// `LambdaFunctionDecoder` recovers it).
+    static func detail(_ layer: KerasLayerConfig, kerasVersion: String? = nil) -> String {
+        if let f = KerasLambdaFunction(layer: layer, kerasVersion: kerasVersion) { return f.summary }
         switch layer.className {
         case "TensorFlowOpLayer":
             let op = layer.config["node_def"]?["op"]?.string ?? "?"
@@ -87,25 +101,31 @@ final class KerasConversionSession {
         for l in model.layers { topLevel[l.name] = l }
 
         // Phase 1: unsupported classes (cheap, no shapes), used if weight binding fails.
-        var prescan: [KerasUnsupportedLayer] = []
+        var prescan: [KerasHookAdvisor.Item] = []
         for (scope, l) in model.allLayers() where l.nestedModel == nil {
             if KerasLayerRegistry.converter(for: l.className) == nil, hooks(for: l, scope: scope).isEmpty {
-                prescan.append(KerasUnsupportedLayer(name: (scope + [l.name]).joined(separator: "/"), className: l.className,
-                                                     detail: Self.detail(l)))
+                prescan.append(.init(entry: KerasUnsupportedLayer(name: (scope + [l.name]).joined(separator: "/"), className: l.className,
+                                                                  detail: Self.detail(l, kerasVersion: source.version.string)),
+                                     layer: l, hasConverter: false))
             }
         }
         // Phase 2: bind the file's weight groups to the top-level layers.
         do {
             try store.bind(model: model, weightedLayers: model.layers.filter(hasWeights).map { ($0.name, $0.className) })
         } catch let e as KerasConversionError {
-            if !prescan.isEmpty { throw KerasConversionError.unsupportedLayers(file: fileName, layers: prescan) }
+            if !prescan.isEmpty {
+                throw KerasConversionError.unsupportedLayers(file: fileName, layers: KerasHookAdvisor.annotate(prescan, kerasVersion: source.version.string))
+            }
             throw e
         }
         // Phase 3: convert.
         let outs = try convertModel(model, scope: [], callInputs: nil)
         if !unsupported.isEmpty {
             if unsupported.count == 1, let e = unsupported[0].error { throw e }
-            throw KerasConversionError.unsupportedLayers(file: fileName, layers: unsupported.map(\.entry))
+            let items = unsupported.map {
+                KerasHookAdvisor.Item(entry: $0.entry, layer: $0.layer, hasConverter: KerasLayerRegistry.converter(for: $0.layer.className) != nil)
+            }
+            throw KerasConversionError.unsupportedLayers(file: fileName, layers: KerasHookAdvisor.annotate(items, kerasVersion: source.version.string))
         }
         let outputs = nameOutputs(outs, refs: model.outputs)
 
@@ -175,11 +195,13 @@ final class KerasConversionSession {
         let raw = layer.batchInputShape ?? []
         var dims: [Int?] = Array(raw.dropFirst())
         if let given = options.inputShapes[layer.name] {
+            let saved = dims
             if given.count == dims.count || raw.isEmpty { dims = given } else if given.count == dims.count + 1 { dims = Array(given.dropFirst()) } else {
                 throw KerasConversionError.invalidLayerConfig(
                     file: fileName, layer: layer.name, className: "InputLayer", key: "inputShapes[\"\(layer.name)\"]",
                     expected: "\(dims.count) dimensions (the shape without the batch)", found: formatShapeText(given))
             }
+            if zip(saved, dims).contains(where: { $0 != nil && $0 != $1 }) { inputsResized = true }
         }
         guard !raw.isEmpty || options.inputShapes[layer.name] != nil, dims.allSatisfy({ ($0 ?? 0) > 0 }) else {
             throw KerasConversionError.unknownInputShape(file: fileName, input: layer.name, shape: raw.isEmpty ? [nil] : [nil] + dims)
@@ -260,18 +282,79 @@ final class KerasConversionSession {
         }
     }
 
+    /// Records an unsupported layer (once per layer); returns its index in `unsupported`.
+    @discardableResult
     private func recordUnsupported(_ layer: KerasLayerConfig, scope: [String], inputs: [String], node: KerasInboundNode,
-                                   outputShapes: [[Int?]], detail: String? = nil, error: KerasConversionError? = nil) {
+                                   outputShapes: [[Int?]], detail: String? = nil, error: KerasConversionError? = nil) -> Int {
         let name = (scope + [layer.name]).joined(separator: "/")
-        guard !unsupported.contains(where: { $0.entry.name == name }) else { return }
+        if let i = unsupported.firstIndex(where: { $0.entry.name == name }) { return i }
+        let recorded = recordedInputShapes(layer, node: node, count: inputs.count)
         let shapes: [[Int?]] = inputs.enumerated().map { i, t in
             if !poisoned.contains(t), let s = types[t]?.shape { return s.map { Optional($0) } }
+            return recorded[i]
+        }
+        unsupported.append((KerasUnsupportedLayer(name: name, className: layer.className,
+                                                  detail: detail ?? Self.detail(layer, kerasVersion: source.version.string),
+                                                  inputShapes: shapes, outputShapes: outputShapes), error, layer))
+        return unsupported.count - 1
+    }
+
+    /// The input shapes the file records for a call ([] per unrecorded input).
+    private func recordedInputShapes(_ layer: KerasLayerConfig, node: KerasInboundNode, count: Int) -> [[Int?]] {
+        (0..<count).map { i in
             if i < node.inputShapes.count, !node.inputShapes[i].isEmpty { return node.inputShapes[i] }
-            if layer.buildInputShapes.count == inputs.count { return layer.buildInputShapes[i] }
+            if layer.buildInputShapes.count == count { return layer.buildInputShapes[i] }
             return []
         }
-        unsupported.append((KerasUnsupportedLayer(name: name, className: layer.className, detail: detail ?? Self.detail(layer),
-                                                  inputShapes: shapes, outputShapes: outputShapes), error))
+    }
+
+    /// Whether a shape agrees with a recorded Keras shape: same rank, same known dimensions
+    /// (the batch aside).
+    private static func agrees(_ shape: [Int], _ recorded: [Int?]) -> Bool {
+        shape.count == recorded.count && zip(shape, recorded).dropFirst().allSatisfy { $1 == nil || $0 == $1 }
+    }
+
+    /// For the error listing only: a merge layer (Add, …) reading outputs of unsupported layers
+    /// together with tensors of one known shape tells those outputs' shape. Records it on the
+    /// unsupported layers and gives the tensors that type (no node produces them, and the
+    /// conversion fails with `unsupportedLayers` at the end), so the layers downstream are
+    /// converted and their shapes known too. Returns whether every poisoned input was resolved.
+    private func inferMergeInputs(_ layer: KerasLayerConfig, inputs: [String]) -> Bool {
+        guard ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"].contains(layer.className) else { return false }
+        let known = inputs.filter { !poisoned.contains($0) }.compactMap { types[$0] }
+        guard let t = known.first, known.allSatisfy({ $0 == t }),
+              inputs.allSatisfy({ !poisoned.contains($0) || poisonOrigin[$0] != nil }) else { return false }
+        for p in inputs where poisoned.contains(p) {
+            unsupported[poisonOrigin[p]!].entry.outputShapes = [t.shape.map { Optional($0) }]
+            poisoned.remove(p)
+            types[p] = t
+            tensorNames.insert(p)
+        }
+        return true
+    }
+
+    /// For the error listing only: gives the output of an unsupported single-output layer a type
+    /// when its shape is known — recorded by Keras, or implied by a padding class's `padding`
+    /// config — so the layers downstream are converted and their shapes known; else poisons it.
+    private func provisionalOutput(_ index: Int, _ output: String, outputShapes: [[Int?]]) {
+        let e = unsupported[index].entry
+        var shape: [Int]? = nil
+        if !inputsResized, outputShapes.count == 1, let s = outputShapes.first, !s.isEmpty, s.dropFirst().allSatisfy({ ($0 ?? 0) > 0 }) {
+            shape = [1] + s.dropFirst().map { $0! }
+        } else if e.inputShapes.count == 1, e.inputShapes[0].count == 4, e.inputShapes[0].allSatisfy({ $0 != nil }),
+                  let g = KerasHookAdvisor.guessLowering(.init(entry: e, layer: unsupported[index].layer, hasConverter: false)),
+                  case let .pad(b)? = g.customShape {
+            let i = e.inputShapes[0].map { $0! }
+            shape = [1, i[1] + b.top + b.bottom, i[2] + b.left + b.right, i[3]]
+            unsupported[index].entry.outputShapes = [shape!.map { Optional($0) }]
+        }
+        if let shape {
+            types[output] = TensorType(shape)
+            tensorNames.insert(output)
+        } else {
+            poisoned.insert(output)
+            poisonOrigin[output] = index
+        }
     }
 
     private func nestedLeaves(top: String) -> [(key: String, name: String, count: Int)] {
@@ -290,25 +373,32 @@ final class KerasConversionSession {
         let nodeName = allocateName(layer.name, call: call)
         let outputNames = (0..<outputCount).map { $0 == 0 ? nodeName : "\(nodeName):\($0)" }
         let converter = layer.nestedModel == nil ? KerasLayerRegistry.converter(for: layer.className) : nil
-        if inputs.contains(where: poisoned.contains) {
+        if inputs.contains(where: poisoned.contains), !inferMergeInputs(layer, inputs: inputs) {
             if hooks.isEmpty, converter == nil {
-                recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+                let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+                if outputNames.count == 1 { poisonOrigin[outputNames[0]] = i }
             }
             outputNames.forEach { poisoned.insert($0) }
             return outputNames
         }
         let top = scope.first ?? layer.name
         let stored = try store.weights(scope: scope, layer: layer.name, nestedLeaves: { self.nestedLeaves(top: top) })
-        let ctx = KerasLayerContext(
+        var ctx = KerasLayerContext(
             layer: layer, scope: scope, callIndex: call, nodeName: nodeName, inputs: inputs,
             inputTypes: inputs.map { types[$0]! }, outputNames: outputNames, kerasVersion: source.version, backend: source.backend,
             file: fileName, storedWeights: stored, weightRoles: roles(layer),
             readWeight: { [store] in try store.read($0) }, constantCache: cache)
+        if !inputsResized {
+            let recorded = recordedInputShapes(layer, node: node, count: inputs.count)
+            ctx.recordedInputShapes = recorded.allSatisfy(\.isEmpty) ? [] : recorded
+            ctx.recordedOutputShapes = outputShapes.count == outputCount ? outputShapes : []
+        }
 
         var result: [Node]? = nil
+        var fromHook = false
         do {
             for h in hooks {
-                if let r = try h.convert(ctx) { result = r; break }
+                if let r = try h.convert(ctx) { result = r; fromHook = true; break }
             }
             if result == nil, let converter { result = try converter.convert(ctx) }
         } catch let e as KerasConversionError {
@@ -324,16 +414,26 @@ final class KerasConversionSession {
             return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
         }
         guard let produced = result else {
-            recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
-            outputNames.forEach { poisoned.insert($0) }
+            let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+            if outputNames.count == 1 { provisionalOutput(i, outputNames[0], outputShapes: outputShapes) } else { outputNames.forEach { poisoned.insert($0) } }
             return outputNames
         }
         let qualified = (scope + [layer.name]).joined(separator: "/")
+        /// A hook's outputs must have the shapes Keras recorded (when recorded).
+        func checkRecorded(_ produced: [TensorType]) throws {
+            guard fromHook else { return }
+            for (i, (t, r)) in zip(produced, ctx.recordedOutputShapes).enumerated() where !Self.agrees(t.shape, r) {
+                throw KerasConversionError.invalidHookResult(
+                    file: fileName, layer: qualified, className: layer.className,
+                    message: "output \(i) has shape \(formatShape(t.shape)) but Keras recorded \(formatOptionalShape(r)) for this layer (input \(ctx.inputTypes.map { formatShape($0.shape) }.joined(separator: ", ")))")
+            }
+        }
         if produced.isEmpty {
             guard outputCount == 1, let first = inputs.first else {
                 throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
                                                              message: "no nodes (identity) for a call with \(inputs.count) inputs and \(outputCount) outputs")
             }
+            try checkRecorded([types[first]!])
             return [first]
         }
         var local = types
@@ -372,6 +472,7 @@ final class KerasConversionSession {
             throw KerasConversionError.invalidHookResult(file: fileName, layer: qualified, className: layer.className,
                                                          message: "no node produces the layer's output tensor '\(o)' (nodes: \(produced.map(\.name).joined(separator: ", ")))")
         }
+        try checkRecorded(outputNames.map { local[$0]! })
         types = local
         nodes += produced
         for n in produced { nodeNames.insert(n.name); n.outputs.forEach { tensorNames.insert($0) } }

@@ -34,6 +34,15 @@ public struct KerasLayerContext {
     let readWeight: (KerasStoredWeight) throws -> [Float]
     let constantCache: ConstantCache
 
+    /// The input shapes Keras recorded for this call (batch first, nil for None): from the Keras 3
+    /// keras tensors or the tf.keras `build_config`; [] when the file records none, or when the
+    /// conversion changes the saved input sizes (`KerasConversionOptions.inputShapes`).
+    public internal(set) var recordedInputShapes: [[Int?]] = []
+    /// The output shapes Keras recorded (from the recorded input shapes of the layers reading the
+    /// outputs), one per output; [] when not recorded for every output, or when the conversion
+    /// changes the saved input sizes. Hook results are checked against them.
+    public internal(set) var recordedOutputShapes: [[Int?]] = []
+
     /// The layer's class name.
     public var className: String { layer.className }
     /// The layer's config object.

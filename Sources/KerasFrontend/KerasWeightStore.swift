@@ -190,6 +190,15 @@ final class KerasWeightStore {
         for (l, f) in zip(weightedLayers, fileWeighted) { groupOfLayer[l.name] = h5Join(root, f) }
     }
 
+    /// Whether the file holds weights in a group named after layer `name` (legacy layouts). Used
+    /// for layers without a built-in converter (custom classes converted by a hook), whose
+    /// weights the architecture does not reveal.
+    func hasNamedWeights(_ name: String) -> Bool {
+        guard layout != .keras3WeightsOnly else { return false }
+        let g = h5Join(root, name)
+        return file.isGroup(g) && ((try? legacyEntries(group: g).isEmpty) == false)
+    }
+
     /// The file group bound to top-level layer `name` (nil when it has none).
     func group(ofTopLevelLayer name: String) -> String? { groupOfLayer[name] }
 

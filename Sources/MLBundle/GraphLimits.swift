@@ -158,6 +158,9 @@ extension Node {
         case let .transpose(perm): try ints(perm, "perm")
         case let .concat(axis): try int(axis, "axis")
         case let .repeatVector(n): try int(n, "n")
+        case let .recurrent(a): try int(a.units, "units")
+        case let .embedding(d): try int(d, "outputChannels")
+        case .sequenceMask, .applyMask: break
         case let .custom(a):
             guard a.outputShapes.count <= 1024 else { throw fail("\(a.outputShapes.count) output shapes") }
             for s in a.outputShapes {

@@ -167,6 +167,65 @@ public struct CustomLayerAttributes: Codable, Hashable, Sendable {
     }
 }
 
+public enum RecurrentKind: String, Codable, Hashable, Sendable {
+    /// Keras SimpleRNN: h_t = activation(W·x_t + R·h_{t−1} + b). Gates: 1.
+    case simpleRNN
+    /// Keras LSTM, gate order i, f, c (candidate), o (Keras' own order). Gates: 4.
+    case lstm
+    /// Keras GRU, gate order z (update), r (reset), h (candidate). Gates: 3. `resetAfter` as Keras.
+    case gru
+
+    /// Number of gate blocks in the weight matrices.
+    public var gateCount: Int { self == .lstm ? 4 : self == .gru ? 3 : 1 }
+    /// Number of state tensors per direction (LSTM has h and c).
+    public var stateCount: Int { self == .lstm ? 2 : 1 }
+}
+
+/// How a bidirectional layer combines its two directions (Keras `Bidirectional.merge_mode`).
+public enum BidirectionalMerge: String, Codable, Hashable, Sendable { case concat, sum, mul, ave }
+
+/// `Op.recurrent`: a Keras recurrent layer (SimpleRNN / LSTM / GRU, optionally Bidirectional).
+///
+/// Inputs, in order: x [N, T, D]; then, when `initialStates`, the initial states per direction
+/// (forward then backward; LSTM: h then c), each [N, units]; then, when `hasMask`, a mask
+/// [N, T] (1 = use the step, 0 = skip it: state carried over, output repeated — Keras masking).
+/// Outputs: y — [N, T, U] when `returnSequences`, else [N, U] (U = units, or 2·units for
+/// `.concat`) — then, when `returnState`, the final states per direction (forward then backward;
+/// LSTM: h then c), each [N, units].
+/// Weights per direction (backward ones suffixed "_backward"): "kernel" [gates·units, D],
+/// "recurrentKernel" [gates·units, units], optional "bias" [gates·units] and, for GRU with
+/// `resetAfter`, "recurrentBias" [gates·units]; gate blocks stacked in `RecurrentKind`'s order
+/// (Keras' order, rows = output units: Keras kernels transposed).
+public struct RecurrentAttributes: Codable, Hashable, Sendable {
+    public var kind: RecurrentKind
+    public var units: Int
+    /// Output/candidate activation (Keras `activation`, default tanh).
+    public var activation: Activation
+    /// Gate activation (Keras `recurrent_activation`: sigmoid, or hard_sigmoid in Keras ≤ 2.2).
+    public var recurrentActivation: Activation
+    public var returnSequences: Bool
+    public var returnState: Bool
+    /// Process the sequence from the end (Keras `go_backwards`; the output sequence stays reversed).
+    public var goBackwards: Bool
+    /// GRU only: apply the reset gate after the recurrent matmul (Keras `reset_after`, TF2 default).
+    public var resetAfter: Bool
+    /// nil for a single direction; the merge mode for Keras `Bidirectional`.
+    public var bidirectional: BidirectionalMerge?
+    public var initialStates: Bool
+    public var hasMask: Bool
+
+    public init(kind: RecurrentKind, units: Int, activation: Activation = .tanh, recurrentActivation: Activation = .sigmoid,
+                returnSequences: Bool = false, returnState: Bool = false, goBackwards: Bool = false, resetAfter: Bool = false,
+                bidirectional: BidirectionalMerge? = nil, initialStates: Bool = false, hasMask: Bool = false) {
+        self.kind = kind; self.units = units; self.activation = activation; self.recurrentActivation = recurrentActivation
+        self.returnSequences = returnSequences; self.returnState = returnState; self.goBackwards = goBackwards
+        self.resetAfter = resetAfter; self.bidirectional = bidirectional; self.initialStates = initialStates; self.hasMask = hasMask
+    }
+
+    /// Number of directions (1 or 2).
+    public var directions: Int { bidirectional == nil ? 1 : 2 }
+}
+
 /// One operation of the graph IR. Each case documents its inputs, weights (by name in
 /// `Node.weights`), attributes and output. Activations are channels-last with batch first.
 public enum Op: Codable, Hashable, Sendable {
@@ -201,6 +260,18 @@ public enum Op: Codable, Hashable, Sendable {
     /// Output = input (Dropout and noise layers at inference; kept only where a name must survive).
     case identity
     case custom(CustomLayerAttributes)
+    /// Recurrent layer (see `RecurrentAttributes`).
+    case recurrent(RecurrentAttributes)
+    /// Keras Embedding: indices x [N, L] (float values holding integers 0…vocab−1) → [N, L, D].
+    /// Weight "weight" [D, vocab] (Core ML EmbeddingLayerParams layout: [outputChannels,
+    /// inputDim]); an index outside 0…vocab−1 gives zeros (documented divergence from TF, which errors).
+    case embedding(outputChannels: Int)
+    /// Keras masking: x [N, T, …] → mask [N, T], 1 where any element of step t differs from
+    /// `value`, else 0 (Keras `Masking(mask_value)`; Embedding `mask_zero` uses value 0 on [N, T]).
+    case sequenceMask(value: Float)
+    /// Multiplies each step of x [N, T, …] (input 0) by mask [N, T] (input 1): Keras `Masking`'s
+    /// own output (masked steps become 0).
+    case applyMask
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -224,6 +295,10 @@ public enum Op: Codable, Hashable, Sendable {
         case .repeatVector: return "repeatVector"
         case .identity: return "identity"
         case let .custom(a): return "custom(\(a.className))"
+        case let .recurrent(a): return a.bidirectional == nil ? a.kind.rawValue : "bidirectional-" + a.kind.rawValue
+        case .embedding: return "embedding"
+        case .sequenceMask: return "sequenceMask"
+        case .applyMask: return "applyMask"
         }
     }
 }

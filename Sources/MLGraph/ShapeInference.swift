@@ -98,6 +98,11 @@ extension Node {
             }
         case let .repeatVector(n):
             guard n >= 1 else { throw fail("n must be positive, found \(n)") }
+        case let .recurrent(a):
+            guard a.units >= 1 else { throw fail("units must be positive, found \(a.units)") }
+            if a.resetAfter, a.kind != .gru { throw fail("resetAfter applies to GRU only") }
+        case let .embedding(d):
+            guard d >= 1 else { throw fail("outputChannels must be positive, found \(d)") }
         case let .batchNorm(a):
             guard a.epsilon >= 0, a.epsilon.isFinite else { throw fail("epsilon must be finite and ≥ 0, found \(a.epsilon)") }
         default:
@@ -263,6 +268,46 @@ extension Node {
             return [TensorType([ins[0].shape[0], n, ins[0].shape[1]], dtype)]
         case let .custom(a):
             return a.outputShapes.map { TensorType($0, dtype) }
+        case let .recurrent(a):
+            let stateInputs = a.initialStates ? a.kind.stateCount * a.directions : 0
+            try expectInputs(ins, 1 + stateInputs + (a.hasMask ? 1 : 0))
+            try expectRank(ins[0], 3, "[N, T, D] input")
+            let (n, t, d) = (ins[0].shape[0], ins[0].shape[1], ins[0].shape[2])
+            for i in 0..<stateInputs where ins[1 + i].shape != [n, a.units] {
+                throw fail("initial state \(i) should have shape \(formatShape([n, a.units])), found \(formatShape(ins[1 + i].shape))")
+            }
+            if a.hasMask, ins.last!.shape != [n, t] {
+                throw fail("mask should have shape \(formatShape([n, t])), found \(formatShape(ins.last!.shape))")
+            }
+            let g = a.kind.gateCount * a.units
+            for suffix in a.bidirectional == nil ? [""] : ["", "_backward"] {
+                try weight("kernel" + suffix, shape: [g, d])
+                try weight("recurrentKernel" + suffix, shape: [g, a.units])
+                try weight("bias" + suffix, shape: [g], optional: true)
+                try weight("recurrentBias" + suffix, shape: [g], optional: true)
+            }
+            let u = a.bidirectional == .concat ? 2 * a.units : a.units
+            var outs = [TensorType(a.returnSequences ? [n, t, u] : [n, u], dtype)]
+            if a.returnState {
+                outs += Array(repeating: TensorType([n, a.units], dtype), count: a.kind.stateCount * a.directions)
+            }
+            return outs
+        case let .embedding(d):
+            try expectInputs(ins, 1); try expectRank(ins[0], 2, "[N, L] index input")
+            guard let w = weights["weight"], w.shape.count == 2, w.shape[0] == d else {
+                throw fail("missing weight 'weight' of shape (\(d), vocabulary size)")
+            }
+            return [TensorType(ins[0].shape + [d], dtype)]
+        case .sequenceMask:
+            try expectInputs(ins, 1)
+            guard ins[0].rank >= 2 else { throw fail("expects rank ≥ 2 input, found \(formatShape(ins[0].shape))") }
+            return [TensorType(Array(ins[0].shape.prefix(2)), dtype)]
+        case .applyMask:
+            try expectInputs(ins, 2)
+            guard ins[0].rank >= 2, ins[1].shape == Array(ins[0].shape.prefix(2)) else {
+                throw fail("mask shape \(formatShape(ins.count > 1 ? ins[1].shape : [])) must equal the first two axes of \(formatShape(ins[0].shape))")
+            }
+            return [ins[0]]
         }
     }
 

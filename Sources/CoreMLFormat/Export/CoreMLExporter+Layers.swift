@@ -5,22 +5,30 @@ import MLGraph
 typealias CoreMLLayer = Spec.NeuralNetworkLayer.Layer
 
 extension ExportWriter {
-    /// The IR axis Core ML classic layers treat as channels: rank 4 NHWC → 3, rank 2 NC → 1,
-    /// rank 3 NSD → 2 (D is C, S is Core ML's sequence axis).
-    static func channelAxis(rank: Int) -> Int? {
-        switch rank {
-        case 2: return 1
-        case 3: return 2
-        case 4: return 3
+    /// The IR axis Core ML classic layers treat as channels: the last one (ranks 2–4).
+    static func channelAxis(rank: Int) -> Int? { (2...4).contains(rank) ? rank - 1 : nil }
+
+    /// The NHWC view of an IR shape in the writer's layout: rank 4 as is, rank 3 [N, S, D] →
+    /// [N, S, 1, D] (the steps on Core ML's H axis), rank 2 [N, D] → [N, 1, 1, D].
+    static func view(_ s: [Int]) -> [Int]? {
+        switch s.count {
+        case 4: return s
+        case 3: return [s[0], s[1], 1, s[2]]
+        case 2: return [s[0], 1, 1, s[1]]
         default: return nil
         }
     }
 
-    /// Core ML [C, H, W] of an IR shape in the writer's layout (rank 3 has no such view).
-    static func chw(_ s: [Int]) -> [Int]? {
-        switch s.count {
-        case 4: return [s[3], s[1], s[2]]
-        case 2: return [s[1], 1, 1]
+    /// Core ML [C, H, W] of an IR shape in the writer's layout.
+    static func chw(_ s: [Int]) -> [Int]? { view(s).map { [$0[3], $0[1], $0[2]] } }
+
+    /// The index in Core ML's [Seq, C, H, W] numbering (permute axes) of IR axis `a` of a
+    /// rank-`rank` tensor; nil for the batch axis.
+    static func coreMLAxis(_ a: Int, rank: Int) -> Int? {
+        switch (rank, a) {
+        case (4, 1), (3, 1): return 2
+        case (4, 2): return 3
+        case (4, 3), (3, 2), (2, 1): return 1
         default: return nil
         }
     }
@@ -85,13 +93,11 @@ extension ExportWriter {
         case let .activation(a):
             lowerActivation(a, node: node, input: inBlobs[0], output: out, layerName: node.name)
         case let .softmax(axis):
-            guard axis == Self.channelAxis(rank: ins[0].rank) else {
-                fail(node, "softmax over axis \(axis) of shape \(formatShape(ins[0].shape)); the classic softmax layer normalises the channel axis "
-                    + "(IR axis \(Self.channelAxis(rank: ins[0].rank).map(String.init) ?? "none") for this rank)",
-                     "Transpose the axis to the last position before the softmax (softmaxND needs spec 4 and the ND layout, which this writer does not emit).")
+            guard let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
+                fail(node, "softmax over axis \(axis) of shape \(formatShape(ins[0].shape))", "Use a non-batch axis of a rank-2, 3 or 4 tensor.")
                 return
             }
-            emit(node.name, inBlobs, [out], .softmax)
+            onChannelAxis(node, k, inBlobs, out) { w, i, o in w.emit(node.name, i, [o], .softmax) }
         case .prelu: lowerPReLU(node, ins[0], inBlobs[0], out)
         case let .pool2d(a):
             emit(node.name, inBlobs, [out], .pooling(Spec.PoolingLayerParams(
@@ -112,22 +118,40 @@ extension ExportWriter {
         case let .transpose(perm): lowerTranspose(node, perm, ins[0], inBlobs[0], out)
         case let .elementwise(kind): lowerElementwise(node, kind, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
         case let .concat(axis):
-            let r = ins[0].rank
-            if axis == Self.channelAxis(rank: r) {
-                emit(node.name, inBlobs, [out], .concat(sequenceConcat: false))
-            } else if r == 3, axis == 1 {
-                emit(node.name, inBlobs, [out], .concat(sequenceConcat: true))
-            } else {
-                fail(node, "concatenation along axis \(axis) of rank-\(r) tensors; classic concat joins channels (IR axis "
-                    + "\(Self.channelAxis(rank: r).map(String.init) ?? "none")) or, for rank 3, the sequence axis 1",
-                     "Concatenate along the last axis (concatND needs spec 4 and the ND layout, which this writer does not emit).")
+            guard let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
+                fail(node, "concatenation along axis \(axis) of rank-\(ins[0].rank) tensors", "Concatenate along a non-batch axis of rank-2, 3 or 4 tensors.")
+                return
             }
+            onChannelAxis(node, k, inBlobs, out) { w, i, o in w.emit(node.name, i, [o], .concat(sequenceConcat: false)) }
         case let .repeatVector(n):
-            emit(node.name, inBlobs, [out], .sequenceRepeat(nRepetitions: UInt64(n)))
+            // [D, 1, 1] → [D, n, 1]: the repeats go on H, the axis of rank-3 steps.
+            emit(node.name, inBlobs, [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: [UInt64(n), 1], mode: .nearestNeighbor)))
         case .identity:
             emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
         case let .custom(a): lowerCustom(node, a, inBlobs)
+        case .recurrent, .embedding, .sequenceMask, .applyMask:
+            // TODO(sequence models issue): uniDirectionalLSTM / biDirectionalLSTM / gru / simpleRecurrent / embedding.
+            fail(node, "sequence layers are not written to .mlmodel yet", "Convert to .mlbundle instead, which runs them.")
         }
+    }
+
+    /// Runs `body` (which emits the layer from its input blobs to its output blob) on Core ML
+    /// axis `k` ([Seq, C, H, W] numbering) moved to the channel axis: H or W is swapped with C by
+    /// a permute before and after (as the Keras converter wraps non-channel batch norms).
+    mutating func onChannelAxis(_ node: Node, _ k: Int, _ inputs: [String], _ out: String,
+                                _ body: (inout ExportWriter, [String], String) -> Void) {
+        guard k != 1 else { return body(&self, inputs, out) }
+        var swap: [UInt64] = [0, 1, 2, 3]
+        swap[1] = UInt64(k); swap[k] = 1
+        let moved = inputs.enumerated().map { i, b -> String in
+            let m = tempBlob("\(b)__axis\(k)_to_c")
+            emit(freshLayerName("\(node.name)__permute_in\(inputs.count > 1 ? "\(i)" : "")"), [b], [m], .permute(axis: swap))
+            return m
+        }
+        let mid = tempBlob("\(out)__channel_axis")
+        body(&self, moved, mid)
+        emit(freshLayerName("\(node.name)__permute_out"), [mid], [out], .permute(axis: swap))
+        notes.append("node '\(node.name)': axis moved to the channels and back with permute \(swap) around the layer")
     }
 
     // MARK: - Convolution, deconvolution, dense
@@ -192,13 +216,13 @@ extension ExportWriter {
         let cin = input.shape.last ?? 0
         let bias = node.weights["bias"].map { pairedBias($0, weight: wp, node: node) }
         switch input.rank {
-        case 2, 3:
+        case 2:
             emitWithActivation(node, [inBlob], out, .innerProduct(Spec.InnerProductLayerParams(
                 inputChannels: UInt64(cin), outputChannels: UInt64(a.outputChannels), hasBias: bias != nil,
                 weights: wp, bias: bias)), activation: a.activation)
-        case 4:
+        case 3, 4:
             // Dense on the channel axis of NHWC = a 1×1 convolution (innerProduct would flatten C·H·W).
-            notes.append("node '\(node.name)': dense on a rank-4 tensor written as a 1×1 convolution")
+            notes.append("node '\(node.name)': dense on a rank-\(input.rank) tensor written as a 1×1 convolution")
             emitWithActivation(node, [inBlob], out, .convolution(Spec.ConvolutionLayerParams(
                 outputChannels: UInt64(a.outputChannels), kernelChannels: UInt64(cin), nGroups: 1,
                 kernelSize: [1, 1], stride: [1, 1], dilationFactor: [1, 1], padding: Self.convPadding(.valid),
@@ -211,10 +235,9 @@ extension ExportWriter {
     // MARK: - Normalization, PReLU
 
     mutating func lowerBatchNorm(_ node: Node, _ a: BatchNormAttributes, _ input: TensorType, _ inBlob: String, _ out: String) {
-        guard a.axis == Self.channelAxis(rank: input.rank) else {
-            fail(node, "batch normalization along axis \(a.axis) of shape \(formatShape(input.shape)); the batchnorm layer normalises the channel axis "
-                + "(IR axis \(Self.channelAxis(rank: input.rank).map(String.init) ?? "none") for this rank)",
-                 "Normalise the last axis, or transpose it there first (the Keras converter wraps such layers in permutes).")
+        guard let k = Self.coreMLAxis(a.axis, rank: input.rank) else {
+            fail(node, "batch normalization along axis \(a.axis) of shape \(formatShape(input.shape))",
+                 "Normalise a non-batch axis of a rank-2, 3 or 4 tensor.")
             return
         }
         let c = input.shape[a.axis]
@@ -225,8 +248,9 @@ extension ExportWriter {
         let beta = node.weights["beta"].map { weightParams($0, node: node, role: "beta") }
             ?? Spec.WeightParams([Float](repeating: 0, count: c))
         guard let gamma, let beta else { return }
-        emit(node.name, [inBlob], [out], .batchnorm(Spec.BatchnormLayerParams(
-            channels: UInt64(c), epsilon: a.epsilon, gamma: gamma, beta: beta, mean: mean, variance: variance)))
+        let layer = CoreMLLayer.batchnorm(Spec.BatchnormLayerParams(
+            channels: UInt64(c), epsilon: a.epsilon, gamma: gamma, beta: beta, mean: mean, variance: variance))
+        onChannelAxis(node, k, [inBlob], out) { w, i, o in w.emit(node.name, i, [o], layer) }
     }
 
     mutating func lowerPReLU(_ node: Node, _ input: TensorType, _ inBlob: String, _ out: String) {
@@ -238,12 +262,34 @@ extension ExportWriter {
         let channelDim = ca - 1
         let shared = shape.enumerated().allSatisfy { $0.offset == channelDim || $0.element == 1 }
         guard shared, shape[channelDim] == input.shape[ca] || shape[channelDim] == 1 else {
-            fail(node, "PReLU alpha of shape \(formatShape(shape)) varies off the channel axis; Core ML's PReLU has one alpha per channel",
-                 "Share the alpha over every axis but the channels (Keras shared_axes=[1, 2]).")
-            return
+            return lowerFullPReLU(node, alpha, input, inBlob, out)
         }
         guard let wp = weightParams(alpha, node: node, role: "alpha") else { return }
         emit(node.name, [inBlob], [out], Self.act(.preLU(alpha: wp)))
+    }
+
+    /// PReLU whose alpha varies over H or W: relu(x) + alpha·min(x, 0), with alpha a
+    /// loadConstant [C, H, W] (spec 1).
+    mutating func lowerFullPReLU(_ node: Node, _ alpha: ConstantTensor, _ input: TensorType, _ inBlob: String, _ out: String) {
+        guard let v = Self.view(input.shape), let av = Self.view([1] + alpha.shape) else { return }
+        let (h, w, c) = (v[1], v[2], v[3])
+        let a = alpha.floats()
+        var full = [Float](repeating: 0, count: c * h * w)
+        for ci in 0..<c { for y in 0..<h { for x in 0..<w {
+            let iy = av[1] == 1 ? 0 : y, ix = av[2] == 1 ? 0 : x, ic = av[3] == 1 ? 0 : ci
+            full[(ci * h + y) * w + x] = a[(iy * av[2] + ix) * av[3] + ic]
+        } } }
+        let pos = tempBlob("\(out)__positive"), negx = tempBlob("\(out)__negated"), rneg = tempBlob("\(out)__relu_negated")
+        let neg = tempBlob("\(out)__negative"), k = tempBlob("\(out)__alpha"), prod = tempBlob("\(out)__scaled_negative")
+        emit(node.name, [inBlob], [pos], Self.act(.relu))
+        emit(freshLayerName("\(node.name)__negate"), [inBlob], [negx], Self.act(.linear(alpha: -1, beta: 0)))
+        emit(freshLayerName("\(node.name)__relu_negated"), [negx], [rneg], Self.act(.relu))
+        emit(freshLayerName("\(node.name)__negative"), [rneg], [neg], Self.act(.linear(alpha: -1, beta: 0)))
+        emit(freshLayerName("\(node.name)__alpha"), [], [k], .loadConstant(Spec.LoadConstantLayerParams(
+            shape: [UInt64(c), UInt64(h), UInt64(w)], data: Spec.WeightParams(full))))
+        emit(freshLayerName("\(node.name)__multiply"), [neg, k], [prod], .multiply(alpha: 0))
+        emit(freshLayerName("\(node.name)__add"), [pos, prod], [out], .add(alpha: 0))
+        notes.append("node '\(node.name)': PReLU with alpha \(formatShape(alpha.shape)) written as relu(x) + loadConstant(alpha)·min(x, 0)")
     }
 
     // MARK: - Activations
@@ -272,8 +318,19 @@ extension ExportWriter {
             case (false, true): steps = [Self.act(.leakyReLU(alpha: slope))]
             case (true, false): steps = [Self.act(.thresholdedReLU(alpha: threshold))]
             case (false, false):
-                fail(node, "ReLU with both negative_slope \(slope) and threshold \(threshold) has no classic Core ML equivalent",
-                     "Use either a negative slope or a threshold (or split the layer in the source model).")
+                // x ≥ t ? x : slope·(x − t)  =  thresholdedReLU_t(x) + slope·min(x − t, 0)
+                //                             =  thresholdedReLU_t(x) − slope·relu(t − x).
+                let a = tempBlob("\(output)__above"), b = tempBlob("\(output)__t_minus_x"), c = tempBlob("\(output)__relu_t_minus_x")
+                let d = tempBlob("\(output)__below"), sum = maxValue == nil ? output : tempBlob("\(output)__unclipped")
+                emit(layerName, [input], [a], Self.act(.thresholdedReLU(alpha: threshold)))
+                emit(freshLayerName("\(layerName)__t_minus_x"), [input], [b], Self.act(.linear(alpha: -1, beta: threshold)))
+                emit(freshLayerName("\(layerName)__relu"), [b], [c], Self.act(.relu))
+                emit(freshLayerName("\(layerName)__slope"), [c], [d], Self.act(.linear(alpha: -slope, beta: 0)))
+                emit(freshLayerName("\(layerName)__add"), [a, d], [sum], .add(alpha: 0))
+                if let m = maxValue {
+                    chain([Self.act(.linear(alpha: -1, beta: 0)), Self.unary(.threshold, alpha: -m), Self.act(.linear(alpha: -1, beta: 0))],
+                          name: freshLayerName("\(layerName)__clip"), input: sum, output: output)
+                }
                 return
             }
             if let m = maxValue {
@@ -308,9 +365,10 @@ extension ExportWriter {
     // MARK: - Spatial
 
     mutating func lowerPad(_ node: Node, _ a: PadAttributes, _ input: TensorType, _ inBlob: String, _ out: String) {
-        guard input.rank == 4, a.pads[0] == [0, 0], a.pads[3] == [0, 0] else {
+        let pads = input.rank == 3 ? [a.pads[0], a.pads[1], [0, 0], a.pads[2]] : a.pads
+        guard input.rank == 4 || input.rank == 3, pads[0] == [0, 0], pads[3] == [0, 0] else {
             fail(node, "padding \(a.pads) of shape \(formatShape(input.shape)); the padding layer pads height and width only",
-                 "Pad only axes 1 and 2 of an NHWC tensor.")
+                 "Pad only axes 1 and 2 of an NHWC tensor (or axis 1 of an (N, S, D) one).")
             return
         }
         let type: Spec.PaddingLayerParams.PaddingType
@@ -320,11 +378,12 @@ extension ExportWriter {
         case .edge: type = .replication
         }
         emit(node.name, [inBlob], [out], .padding(Spec.PaddingLayerParams(
-            paddingType: type, paddingAmounts: Self.borders(a.pads[1][0], a.pads[1][1], a.pads[2][0], a.pads[2][1]))))
+            paddingType: type, paddingAmounts: Self.borders(pads[1][0], pads[1][1], pads[2][0], pads[2][1]))))
     }
 
-    mutating func lowerCrop(_ node: Node, _ crops: [[Int]], _ input: TensorType, _ inBlob: String, _ out: String) {
-        guard input.rank == 4, crops[0] == [0, 0], crops[3] == [0, 0] else {
+    mutating func lowerCrop(_ node: Node, _ irCrops: [[Int]], _ input: TensorType, _ inBlob: String, _ out: String) {
+        let crops = input.rank == 3 ? [irCrops[0], irCrops[1], [0, 0], irCrops[2]] : irCrops
+        guard input.rank == 4 || input.rank == 3, crops[0] == [0, 0], crops[3] == [0, 0] else {
             fail(node, "cropping \(crops) of shape \(formatShape(input.shape)); the crop layer crops height and width only",
                  "Crop only axes 1 and 2 of an NHWC tensor.")
             return
@@ -389,48 +448,35 @@ extension ExportWriter {
     // MARK: - Shape ops
 
     mutating func lowerReshape(_ node: Node, _ input: TensorType, _ output: TensorType, _ inBlob: String, _ out: String) {
-        let ri = input.rank, ro = output.rank, o = output.shape
-        guard [2, 3, 4].contains(ri), [2, 3, 4].contains(ro) else {
-            fail(node, "reshape \(formatShape(input.shape)) → \(formatShape(o)); the writer maps ranks 2, 3 and 4",
+        guard Self.view(input.shape) != nil, let o = Self.chw(output.shape) else {
+            fail(node, "reshape \(formatShape(input.shape)) → \(formatShape(output.shape)); the writer maps ranks 2, 3 and 4",
                  "Reshape to (N, D), (N, S, D) or (N, H, W, C).")
             return
         }
-        if input.shape == o {
+        if Self.chw(input.shape) == o {
             emit(node.name, [inBlob], [out], Self.act(.linear(alpha: 1, beta: 0)))
-            return
-        }
-        if ri == 4, ro == 2 {
+        } else if output.rank == 2 {
             // Keras Flatten over NHWC: CHANNEL_LAST flattens in H, W, C order.
             emit(node.name, [inBlob], [out], .flatten(mode: .channelLast))
-            return
+        } else {
+            // CHANNEL_LAST: [C,H,W] is viewed as [H,W,C], reshaped row-major and transposed
+            // back, which is the IR's row-major reshape of the NHWC views.
+            emit(node.name, [inBlob], [out], .reshape(Spec.ReshapeLayerParams(targetShape: o.map(Int64.init), mode: .channelLast)))
         }
-        // CHANNEL_LAST reshape: [C,H,W] is viewed as [H,W,C], reshaped row-major, and transposed
-        // back, which is the IR's row-major NHWC reshape. Rank-3 blobs keep H = W = 1.
-        let target: [Int64]
-        switch ro {
-        case 4: target = ri == 3 ? [1, Int64(o[3]), Int64(o[1]), Int64(o[2])] : [Int64(o[3]), Int64(o[1]), Int64(o[2])]
-        case 2: target = [1, Int64(o[1]), 1, 1]
-        default: target = [Int64(o[1]), Int64(o[2]), 1, 1]
-        }
-        emit(node.name, [inBlob], [out], .reshape(Spec.ReshapeLayerParams(targetShape: target, mode: .channelLast)))
     }
 
     mutating func lowerTranspose(_ node: Node, _ perm: [Int], _ input: TensorType, _ inBlob: String, _ out: String) {
-        // Core ML permute axes index [Seq, C, H, W]; output axis i = input axis axis[i].
-        let axis: [UInt64]
-        switch (input.rank, perm.first) {
-        case (4, 0):
-            let m = [1: UInt64(2), 2: 3, 3: 1]  // IR H, W, C → Core ML index
-            axis = [0, m[perm[3]]!, m[perm[1]]!, m[perm[2]]!]
-        case (3, 0):
-            let m = [1: UInt64(0), 2: 1]  // IR S → Seq, D → C
-            axis = [m[perm[1]]!, m[perm[2]]!, 2, 3]
-        case (2, 0):
-            axis = [0, 1, 2, 3]
-        default:
+        // Core ML permute axes index [Seq, C, H, W]; output axis k = input axis axis[k]. IR
+        // output axis i holds input axis perm[i]; Core ML dims no IR axis maps to stay in place.
+        let r = input.rank
+        guard (2...4).contains(r), perm.first == 0 else {
             fail(node, "transpose \(perm) of shape \(formatShape(input.shape)) moves the batch axis or has an unsupported rank",
                  "Keep axis 0 (batch) in place; ranks 2, 3 and 4 are supported.")
             return
+        }
+        var axis: [UInt64] = [0, 1, 2, 3]
+        for i in 1..<r {
+            if let k = Self.coreMLAxis(i, rank: r), let src = Self.coreMLAxis(perm[i], rank: r) { axis[k] = UInt64(src) }
         }
         if axis == [0, 1, 2, 3] {
             emit(node.name, [inBlob], [out], Self.act(.linear(alpha: 1, beta: 0)))
@@ -447,7 +493,7 @@ extension ExportWriter {
         var order = Array(ins.indices)
         var ok = true
         if ins.contains(where: { $0.shape != output.shape }) {
-            if !broadcastOK || output.rank == 3 { ok = false }
+            if !broadcastOK { ok = false }
             guard let full = Self.chw(output.shape) else { ok = false; return failElementwise(node, ins) }
             for t in ins {
                 let padded = Array(repeating: 1, count: max(0, output.rank - t.rank)) + t.shape

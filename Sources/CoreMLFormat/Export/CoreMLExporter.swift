@@ -8,11 +8,14 @@ import MLGraph
 /// `specificationVersion` the model's features need.
 ///
 /// Layout: IR activations are channels-last with batch first; Core ML classic layers see rank-5
-/// blobs [Seq, Batch, C, H, W]. The writer maps IR rank 4 [N, H, W, C] → [C, H, W] (Seq 1),
-/// rank 2 [N, D] → [D, 1, 1], and rank 3 [N, S, D] → Seq = S, [D, 1, 1] (the Keras converter's
-/// sequence convention). The batch dimension is Core ML's runtime batch and is not written.
-/// Multi-array inputs are written as [C, H, W] (rank 4) or [D] (rank 2); a rank-3 graph input
-/// cannot be declared in the classic layout and is rejected.
+/// blobs [Seq, Batch, C, H, W]. The writer maps IR rank 4 [N, H, W, C] → [C, H, W], rank 2
+/// [N, D] → [D, 1, 1], and rank 3 [N, S, D] → [D, S, 1] (the steps on the H axis, so dense,
+/// padding, cropping, repeat and reshape work as on images; the Keras converter's sequence axis
+/// is only needed by recurrent layers, which the IR does not have). Seq stays 1. The batch
+/// dimension is Core ML's runtime batch and is not written. Multi-array features are declared
+/// [C, H, W] (ranks 3 and 4) or [D] (rank 2); an input [1, C, H, W] that CoreMLImporter made
+/// (read only through a transpose to NHWC) is declared [C, H, W] again, and so is an output made
+/// by a transpose NHWC → NCHW.
 ///
 /// Image inputs (`FeatureDescription.image`) become `imageType` inputs, and their
 /// `<input>__preprocessing` batchNorm node (`Graph.markImageInput`) is folded into a
@@ -59,8 +62,10 @@ struct ExportWriter {
     var usedBlobs: Set<String> = []
     var usedLayerNames: Set<String> = []
     var preprocessing: [Spec.NeuralNetworkPreprocessing] = []
-    /// Nodes folded away (image preprocessing).
+    /// Nodes folded away (image preprocessing, layout transposes of features).
     var folded: Set<String> = []
+    /// Core ML [C, H, W] of inputs / outputs whose NCHW ↔ NHWC transpose was folded.
+    var nchwFeatures: [String: [Int64]] = [:]
 
     init(graph: Graph, options: CoreMLExportOptions) throws {
         var g = graph
@@ -116,6 +121,7 @@ struct ExportWriter {
 
     mutating func run() throws -> CoreMLExportResult {
         assignFeatureNames()
+        foldLayoutTransposes()
         foldImagePreprocessing()
         for node in graph.nodes where !folded.contains(node.name) {
             lower(node)
@@ -179,6 +185,45 @@ struct ExportWriter {
         }
     }
 
+    // MARK: - Layout transposes of features
+
+    /// Folds CoreMLImporter's layout convention back into the features: an input [1, C, H, W]
+    /// read only by transposes (0, 2, 3, 1) to NHWC is declared [C, H, W]; an output made by a
+    /// transpose (0, 3, 1, 2) of an NHWC tensor is declared [C, H, W] and takes that tensor's
+    /// blob. Imported models thus export to the same classic layout they came from.
+    mutating func foldLayoutTransposes() {
+        var consumers: [String: [Node]] = [:]
+        for n in graph.nodes { for i in n.inputs { consumers[i, default: []].append(n) } }
+        let outputs = Set(graph.outputs)
+        for input in graph.inputs where input.type.rank == 4 {
+            let users = consumers[input.name] ?? []
+            guard !users.isEmpty, !outputs.contains(input.name), graph.description.inputs.first(where: { $0.name == input.name })?.image == nil,
+                  users.allSatisfy({ $0.op == .transpose(perm: [0, 2, 3, 1]) && $0.inputs.count == 1 && !outputs.contains($0.outputs[0]) })
+            else { continue }
+            for u in users {
+                folded.insert(u.name)
+                blobOf[u.outputs[0]] = blob(input.name)
+            }
+            nchwFeatures[input.name] = input.type.shape.dropFirst().map(Int64.init)
+            notes.append("input '\(input.name)' \(formatShape(input.type.shape)) is NCHW: declared [C, H, W] and its transpose to NHWC folded")
+        }
+        let inputNames = Set(graph.inputs.map(\.name))
+        var claimed = Set<String>()
+        for o in graph.outputs {
+            guard let n = graph.producer(of: o), n.op == .transpose(perm: [0, 3, 1, 2]), n.inputs.count == 1,
+                  (consumers[o] ?? []).isEmpty, graph.description.outputs.first(where: { $0.name == o })?.image == nil,
+                  let t = types[o], t.rank == 4 else { continue }
+            let src = n.inputs[0]
+            guard !inputNames.contains(src), !outputs.contains(src), !claimed.contains(src), blobOf[src] == nil,
+                  graph.producer(of: src).map({ !folded.contains($0.name) }) ?? false else { continue }
+            claimed.insert(src)
+            folded.insert(n.name)
+            blobOf[src] = blob(o)
+            nchwFeatures[o] = t.shape.dropFirst().map(Int64.init)
+            notes.append("output '\(o)' \(formatShape(t.shape)) is NCHW: declared [C, H, W] and its transpose from NHWC folded")
+        }
+    }
+
     // MARK: - Image preprocessing
 
     /// Folds each image input's `<input>__preprocessing` batchNorm into a `NeuralNetworkImageScaler`.
@@ -222,13 +267,8 @@ struct ExportWriter {
 
     /// The Core ML shape of a multi-array feature for IR type `t`, or nil.
     func featureShape(_ t: TensorType, isInput: Bool) -> [Int64]? {
-        let s = t.shape.map(Int64.init)
-        switch t.rank {
-        case 4: return [s[3], s[1], s[2]]
-        case 2: return [s[1]]
-        case 3: return isInput ? nil : [s[1], 1, s[2], 1, 1]
-        default: return nil
-        }
+        if t.rank == 2 { return [Int64(t.shape[1])] }
+        return ExportWriter.chw(t.shape).map { $0.map(Int64.init) }
     }
 
     func arrayType(_ shape: [Int64]) -> Spec.FeatureType {
@@ -259,12 +299,12 @@ struct ExportWriter {
                 fail(i.name, "input", "input '\(i.name)' has element type \(i.type.elementType); the writer supports float inputs only",
                      "Feed the model float values.")
                 continue
-            } else if let shape = featureShape(i.type, isInput: true) {
+            } else if let shape = nchwFeatures[i.name] ?? featureShape(i.type, isInput: true) {
                 type = arrayType(shape)
             } else {
                 fail(i.name, "input", "input '\(i.name)' has shape \(formatShape(i.type.shape)); classic Core ML neural networks "
-                    + "take multi-array inputs of rank 1 ([D], from IR [N, D]) or rank 3 ([C, H, W], from IR [N, H, W, C])",
-                     "Reshape the input to (N, D) or (N, H, W, C); sequence inputs (N, S, D) need the spec-4 ND layout, which this writer does not emit.")
+                    + "take multi-array inputs of rank 1 ([D], from IR [N, D]) or rank 3 ([C, H, W], from IR [N, H, W, C] or [N, S, D] as [D, S, 1])",
+                     "Reshape the input to (N, D), (N, S, D) or (N, H, W, C).")
                 continue
             }
             inputs.append(Spec.FeatureDescription(name: blob(i.name), shortDescription: fd?.shortDescription ?? "", type: type))
@@ -300,7 +340,7 @@ struct ExportWriter {
             } else if let image = fd?.image {
                 type = Spec.FeatureType(.image(Spec.ImageFeatureType(
                     width: Int64(image.width), height: Int64(image.height), colorSpace: Self.colorSpace(image.colorSpace))))
-            } else if let shape = featureShape(t, isInput: false) {
+            } else if let shape = nchwFeatures[o] ?? featureShape(t, isInput: false) {
                 type = arrayType(shape)
             } else {
                 fail(o, "output", "output '\(o)' has shape \(formatShape(t.shape)); the writer maps ranks 2, 3 and 4 only",

@@ -98,19 +98,21 @@ final class LayerImporter {
             return "recurrent layers are not supported yet (a later mlconv release will import them)"
         case let .simple(k):
             if k == .copy || k == .tanh { break }
-            return "the rank-N (spec 4) layer \(k) is not supported; mlconv imports the classic rank-5 layers "
-                + "and only the elementwise rank-N layers copy, tanh, clip, clampedReLU and gelu"
+            return Self.rankNReason
         case .clip, .clampedReLU: break
         case let .gelu(mode):
             if mode == .sigmoidApproximation { return "gelu with the sigmoid approximation is not expressible in mlconv's IR" }
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
         default:
-            return "the rank-N (spec 4) layer \(l.typeName) is not supported; mlconv imports the classic rank-5 layers "
-                + "and only the elementwise rank-N layers copy, tanh, clip, clampedReLU and gelu"
+            return Self.rankNReason
         }
         return nil
     }
+
+    /// Why rank-N (NeuralNetwork v2) layers are refused.
+    static let rankNReason = "rank-N layers (spec 4, NeuralNetwork v2) are not supported; of them mlconv imports only copy, tanh, "
+        + "clip, clampedReLU and gelu"
 
     static func unaryName(_ t: Spec.UnaryFunctionLayerParams.Operation) -> String {
         switch t {

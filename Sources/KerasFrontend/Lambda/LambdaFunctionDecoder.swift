@@ -85,8 +85,13 @@ public struct LambdaFunctionInfo: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// One line for error messages: "Python function res_crop(x) from style.py:8, CPython
-    /// 3.11–3.12 (marshalled bytecode); constants None, 2, -2".
+    /// One line for error messages, e.g.
+    /// "Python function res_crop(x) from make_real_style_transfer.py:31, CPython 3.11–3.12
+    /// (marshalled bytecode); constants 2, -2",
+    /// "anonymous Python lambda (x) from <ipython-input-8-88bc5b7c396b>:2, CPython 3.6–3.7
+    /// (marshalled bytecode); uses K, mean; constants 1, ('axis', 'keepdims'); closes over keepdims=True",
+    /// "Python function numpy.absolute (saved by name)",
+    /// "Python function res_crop (Keras 3 reference, module builtins)".
     public var summary: String {
         switch source {
         case let .marshal(s):
@@ -108,7 +113,7 @@ public struct LambdaFunctionInfo: Hashable, Sendable, CustomStringConvertible {
     public var description: String { summary }
 
     private static func describe(_ s: PythonCodeSummary, how: String, defaults: [String]?, closure: [String]?) -> String {
-        var text = (s.isLambda ? "anonymous Python lambda" : "Python function \(s.name)") + s.signature
+        var text = (s.isLambda ? "anonymous Python lambda " : "Python function \(s.name)") + s.signature
         text += " from \(s.filename.isEmpty ? "?" : s.filename):\(s.firstLineNumber)"
         text += ", CPython \(s.pythonVersionGuess) (\(how))"
         if !s.names.isEmpty { text += "; uses " + PythonCodeSummary.abbreviate(s.names, max: 6) }
@@ -134,7 +139,7 @@ public struct LambdaFunctionInfo: Hashable, Sendable, CustomStringConvertible {
 /// ```swift
 /// let info = try LambdaFunctionDecoder.decode(config: layerConfig, kerasVersion: "2.21.0")
 /// info.functionName   // "res_crop"
-/// info.summary        // "Python function res_crop(x) from make_model.py:31, CPython 3.11–3.12 …"
+/// info.summary        // "Python function res_crop(x) from make_real_style_transfer.py:31, CPython 3.11–3.12 …"
 /// ```
 public enum LambdaFunctionDecoder {
     /// Decodes the function of a `Lambda` layer.
@@ -350,7 +355,8 @@ public enum LambdaFunctionDecoder {
         case is String: return "a string"
         case is [Any]: return "a list"
         case is [String: Any]: return "an object"
-        case is Bool, is NSNumber: return "a number"
+        case is Bool: return "a boolean"
+        case is NSNumber, is Int, is Double: return "a number"
         default: return "a \(type(of: v!))"
         }
     }
@@ -367,6 +373,9 @@ public enum LambdaFunctionDecoder {
         switch v {
         case is NSNull: return "None"
         case let s as String: return PythonRepr.strRepr(s)
+        case let b as Bool where !(type(of: v) is NSNumber.Type): return b ? "True" : "False"
+        case let i as Int where !(type(of: v) is NSNumber.Type): return String(i)
+        case let d as Double where !(type(of: v) is NSNumber.Type): return PythonRepr.floatRepr(d)
         case let n as NSNumber:
             if isBoolean(n) { return n.boolValue ? "True" : "False" }
             if isIntegerNumber(n) { return n.stringValue }

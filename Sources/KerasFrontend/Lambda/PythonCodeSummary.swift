@@ -61,8 +61,8 @@ public struct PythonCodeSummary: Hashable, Sendable, CustomStringConvertible {
     /// The parameter list as Python would print it, without defaults: `(x)`,
     /// `(a, b, /, c, *rest, d, **options)`, `(x, *, axis)`.
     public var signature: String {
+        // Python names never start with "*", so the prefixes mark *args / **kwargs.
         var parts: [String] = []
-        let hasStar = argumentNames.contains { $0.hasPrefix("*") && !$0.hasPrefix("**") }
         var positional = argumentNames.filter { !$0.hasPrefix("*") }
         let kwonly = Array(positional.suffix(min(keywordOnlyCount, positional.count)))
         positional.removeLast(kwonly.count)
@@ -72,7 +72,7 @@ public struct PythonCodeSummary: Hashable, Sendable, CustomStringConvertible {
         }
         if let star = argumentNames.first(where: { $0.hasPrefix("*") && !$0.hasPrefix("**") }) {
             parts.append(star)
-        } else if !kwonly.isEmpty && !hasStar {
+        } else if !kwonly.isEmpty {
             parts.append("*")
         }
         parts += kwonly
@@ -80,7 +80,8 @@ public struct PythonCodeSummary: Hashable, Sendable, CustomStringConvertible {
         return "(" + parts.joined(separator: ", ") + ")"
     }
 
-    /// One line: "res_crop(x) from style.py:8, CPython 3.11–3.12; uses tf.pad; constants None, 2".
+    /// One line, e.g. "lambda(x) from model.py:1, CPython 3.11; uses tf, image, resize; constants
+    /// (64, 64), 'bilinear', ('method',)" (`None` and nested code are left out of the constants).
     public var description: String {
         var s = (isLambda ? "lambda" : name) + signature
         s += " from \(filename.isEmpty ? "?" : filename):\(firstLineNumber), CPython \(pythonVersionGuess)"
@@ -173,26 +174,29 @@ enum PythonVersionGuess {
         }
     }
 
-    /// CPython 3.11 and 3.12 start a function with RESUME = 151 (after MAKE_CELL 135 /
-    /// COPY_FREE_VARS 149); 3.13 uses RESUME = 149 (after MAKE_CELL 94 / COPY_FREE_VARS 62).
+    /// CPython 3.11 and 3.12 start a function with RESUME = 151, after at most a few set-up
+    /// instructions (MAKE_CELL 135, COPY_FREE_VARS 149, and RETURN_GENERATOR 75 + POP_TOP 1 for
+    /// generators and coroutines); 3.13 uses RESUME = 149 (set-up: MAKE_CELL 94,
+    /// COPY_FREE_VARS 62, RETURN_GENERATOR 35, POP_TOP 32).
     /// Between 3.11 and 3.12: LOAD_METHOD (160) and PRECALL (166) exist only in 3.11;
     /// RETURN_CONST (121), LOAD_SUPER_ATTR (141) and LOAD_FAST_AND_CLEAR (143) only in 3.12.
     /// Inline cache words (opcode 0) are zero in marshalled code, so a plain 2-byte walk sees
     /// every real opcode.
     static func guess311plus(_ code: MarshalCode) -> String {
-        let words = stride(from: 0, to: code.code.count - 1, by: 2).map { code.code[$0] }
-        let first = words.first { $0 != 0 && $0 != 135 && $0 != 149 } ?? 0
-        if first == 151 {
-            var ops = Set<UInt8>()
-            collectOpcodes(code, into: &ops, depth: 0)
-            let is311 = !ops.isDisjoint(with: [160, 166])
-            let is312 = !ops.isDisjoint(with: [121, 141, 143])
+        let ops = stride(from: 0, to: code.code.count - 1, by: 2).lazy.map { code.code[$0] }.filter { $0 != 0 }
+        func resumes(_ resume: UInt8, after setup: Set<UInt8>) -> Bool {
+            ops.prefix(8).first { !setup.contains($0) } == resume
+        }
+        if resumes(151, after: [135, 149, 75, 1]) {
+            var all = Set<UInt8>()
+            collectOpcodes(code, into: &all, depth: 0)
+            let is311 = !all.isDisjoint(with: [160, 166])
+            let is312 = !all.isDisjoint(with: [121, 141, 143])
             if is311 && !is312 { return "3.11" }
             if is312 && !is311 { return "3.12" }
             return "3.11–3.12"
         }
-        let first313 = words.first { $0 != 0 && $0 != 94 && $0 != 62 } ?? 0
-        if first313 == 149 { return "3.13" }
+        if resumes(149, after: [94, 62, 35, 32]) { return "3.13" }
         return "3.11+"
     }
 

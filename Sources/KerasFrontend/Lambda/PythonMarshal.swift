@@ -140,6 +140,13 @@ struct MarshalReader {
 
     private var remaining: Int { bytes.count - position }
 
+    /// Object types (without FLAG_REF) that CPython enters in the reference table when flagged.
+    private static let takesReferenceSlot: [Bool] = {
+        var table = [Bool](repeating: false, count: 128)
+        for c in "ilIfgxysautAzZ()[{<>c:".utf8 { table[Int(c)] = true }
+        return table
+    }()
+
     // MARK: Primitive reads (all bounds-checked)
 
     private mutating func byte() throws(MarshalFailure) -> UInt8 {
@@ -208,6 +215,12 @@ struct MarshalReader {
 
     /// Reads the whole stream as one code object; fails unless it ends exactly at the end.
     mutating func readTopLevelCode() throws(MarshalFailure) -> MarshalCode {
+        guard let first = bytes.first else {
+            throw MarshalFailure(offset: 0, reason: "no data")
+        }
+        guard first == 0x63 || (!layout.isPython2 && first == 0xE3) else {
+            throw MarshalFailure(offset: 0, reason: String(format: "first byte 0x%02X is not a code object ('c')", first))
+        }
         let value = try readObject(context: "the top-level object")
         guard case let .code(code) = value else {
             throw MarshalFailure(offset: 0, reason: "the top-level object is a \(value.typeName), not a code object")
@@ -246,13 +259,12 @@ struct MarshalReader {
             flagged = code & 0x80 != 0
             type = code & 0x7F
         }
-        let c = Character(Unicode.Scalar(type))
 
         // Types that take a reference-table slot when flagged; the slot is reserved before any
         // child is read, which is where CPython puts containers and code objects (scalars have
         // no children, so reserving first gives them the same index).
         var slot: Int?
-        if flagged && "ilIfgxysautAzZ()[{<>c:".contains(c) {
+        if flagged && MarshalReader.takesReferenceSlot[Int(type)] {
             traits.sawReferenceFlag = true
             guard references.count < 0x7FFF_FFFE else {
                 throw MarshalFailure(offset: start, reason: "reference table too large")
@@ -262,68 +274,68 @@ struct MarshalReader {
         }
 
         let value: MarshalValue?
-        switch c {
-        case "0": value = nil
-        case "N": value = MarshalValue.none
-        case "F": value = .bool(false)
-        case "T": value = .bool(true)
-        case "S": value = .stopIteration
-        case ".": value = .ellipsis
-        case "i": value = .int(Int64(try int32()))
-        case "I": value = .int(try int64())
-        case "l": value = try readLong()
-        case "f": value = .float(try textDouble())
-        case "g": value = .float(try binaryDouble())
-        case "x":
+        switch type {
+        case UInt8(ascii: "0"): value = nil
+        case UInt8(ascii: "N"): value = MarshalValue.none
+        case UInt8(ascii: "F"): value = .bool(false)
+        case UInt8(ascii: "T"): value = .bool(true)
+        case UInt8(ascii: "S"): value = .stopIteration
+        case UInt8(ascii: "."): value = .ellipsis
+        case UInt8(ascii: "i"): value = .int(Int64(try int32()))
+        case UInt8(ascii: "I"): value = .int(try int64())
+        case UInt8(ascii: "l"): value = try readLong()
+        case UInt8(ascii: "f"): value = .float(try textDouble())
+        case UInt8(ascii: "g"): value = .float(try binaryDouble())
+        case UInt8(ascii: "x"):
             let re = try textDouble()
             value = .complex(real: re, imag: try textDouble())
-        case "y":
+        case UInt8(ascii: "y"):
             let re = try binaryDouble()
             value = .complex(real: re, imag: try binaryDouble())
-        case "s":
+        case UInt8(ascii: "s"):
             let n = try length(for: "bytes")
             value = .bytes(Array(try take(n, for: "bytes")))
-        case "t" where layout.isPython2:
+        case UInt8(ascii: "t") where layout.isPython2:
             // CPython 2 interned str: bytes, remembered for `R`.
             let n = try length(for: "interned string")
             let v = MarshalValue.bytes(Array(try take(n, for: "interned string")))
             internedStrings.append(v)
             value = v
-        case "R" where layout.isPython2:
+        case UInt8(ascii: "R") where layout.isPython2:
             let at = position
             let i = Int(try int32())
             guard i >= 0, i < internedStrings.count else {
                 throw MarshalFailure(offset: at, reason: "string reference \(i) outside the \(internedStrings.count) interned strings")
             }
             value = internedStrings[i]
-        case "u", "t":
+        case UInt8(ascii: "u"), UInt8(ascii: "t"):
             let n = try length(for: "str")
             value = .str(String(decoding: try take(n, for: "str"), as: UTF8.self))
-        case "a", "A":
+        case UInt8(ascii: "a"), UInt8(ascii: "A"):
             traits.sawVersion4Type = true
             let n = try length(for: "ASCII str")
             value = .str(latin1String(try take(n, for: "ASCII str")))
-        case "z", "Z":
+        case UInt8(ascii: "z"), UInt8(ascii: "Z"):
             traits.sawVersion4Type = true
             let n = Int(try byte())
             value = .str(latin1String(try take(n, for: "short ASCII str")))
-        case "(":
+        case UInt8(ascii: "("):
             let n = try length(for: "tuple")
             value = .tuple(try readItems(n, of: "tuple"))
-        case ")":
+        case UInt8(ascii: ")"):
             traits.sawVersion4Type = true
             let n = Int(try byte())
             value = .tuple(try readItems(n, of: "tuple"))
-        case "[":
+        case UInt8(ascii: "["):
             let n = try length(for: "list")
             value = .list(try readItems(n, of: "list"))
-        case "<":
+        case UInt8(ascii: "<"):
             let n = try length(for: "set")
             value = .set(try readItems(n, of: "set"))
-        case ">":
+        case UInt8(ascii: ">"):
             let n = try length(for: "frozenset")
             value = .frozenset(try readItems(n, of: "frozenset"))
-        case "{":
+        case UInt8(ascii: "{"):
             var pairs: [(MarshalValue, MarshalValue)] = []
             while true {
                 guard let key = try readOptionalObject() else { break }
@@ -331,14 +343,14 @@ struct MarshalReader {
                 pairs.append((key, v))
             }
             value = .dict(pairs)
-        case ":" where !layout.isPython2:
+        case UInt8(ascii: ":") where !layout.isPython2:
             traits.sawSlice = true
             let start = try readObject(context: "a slice start")
             let stop = try readObject(context: "a slice stop")
             value = .slice(start, stop, try readObject(context: "a slice step"))
-        case "c":
+        case UInt8(ascii: "c"):
             value = .code(try readCode(at: start))
-        case "r" where !layout.isPython2:
+        case UInt8(ascii: "r") where !layout.isPython2:
             let at = position
             let i = Int(try int32())
             guard i >= 0, i < references.count else {
@@ -349,7 +361,7 @@ struct MarshalReader {
             }
             value = v
         default:
-            let shown = (0x20..<0x7F).contains(code) ? "'\(c)'" : String(format: "0x%02X", code)
+            let shown = (0x20..<0x7F).contains(code) ? "'\(Character(Unicode.Scalar(code)))'" : String(format: "0x%02X", code)
             throw MarshalFailure(offset: start, reason: "unknown object type \(shown)")
         }
         if let slot {

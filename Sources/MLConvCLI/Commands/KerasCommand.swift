@@ -34,9 +34,11 @@ enum KerasCommand: Command {
       --image-output NAME        make output NAME an image (RGB, or grayscale for 1 channel)
       --author TEXT, --license TEXT, --short-description TEXT
       --description NAME=TEXT    description of an input or output; repeatable
+    \(hookOptionsHelp)
 
-    Example:
+    Examples:
       mlconv keras Fixtures/demo/digits_cnn.h5 --class-labels Fixtures/demo/labels.txt -o digits.mlbundle
+      mlconv keras style.h5 --lower res_crop=crop:2,2,2,2 --custom-layer rescale_output=RescaleOutputLambda -o style.mlbundle
     """
     static let spec = OptionSpec(
         flags: ["--bgr"],
@@ -44,7 +46,7 @@ enum KerasCommand: Command {
                  "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias"],
         repeatable: ["--input-shape", "--description", "--input-name", "--output-name", "--image-input", "--image-output"],
         aliases: ["-o": "--output"],
-        positionalRange: 1...1)
+        positionalRange: 1...1).adding(hookOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
@@ -57,6 +59,7 @@ enum KerasCommand: Command {
             }
             options.inputShapes[name] = shape
         }
+        options.hooks = try parseHooks(args)
         let converter = KerasConverter(options: options)
         var graph = try converter.convert(modelAt: input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
         try applyDescriptionOptions(args, to: &graph)

@@ -1,0 +1,225 @@
+// Round trips through the Core ML writer: IR → CoreMLExporter → Spec → bytes → Spec →
+// CoreMLImporter → MLRuntime.Model, with predictions equal to running the original IR
+// (max|Δ| ≤ 1e-4·max(1, max|original|)), for
+// - every Keras fixture of Fixtures/keras/manifest.json that KerasFrontend converts,
+// - the same fixtures with fp16, 8-bit linear and 4-bit LUT weights (MLPasses), which must keep
+//   their encoding through the writer (issue 5),
+// - the real Core ML models in ../shared (import → export → import), skipped when absent.
+import CoreMLFormat
+import Foundation
+import KerasFrontend
+import MLGraph
+import MLPasses
+import MLRuntime
+import TestSupport
+import XCTest
+
+final class CoreMLExportParityTests: XCTestCase {
+    struct Fixture: Decodable {
+        struct IO: Decodable { var name: String; var file: String }
+        var name: String
+        var model: String
+        var config: String?
+        var inputs: [IO]
+        var outputs: [IO]
+    }
+
+    static let kerasDir = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras")
+
+    static func manifest() throws -> [Fixture] {
+        struct M: Decodable { var fixtures: [Fixture] }
+        let url = kerasDir.appendingPathComponent("manifest.json")
+        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("\(url.path) is missing") }
+        return try JSONDecoder().decode(M.self, from: Data(contentsOf: url)).fixtures
+    }
+
+    /// Transposes an NHWC array [1, H, W, C] to NCHW [1, C, H, W].
+    static func nchw(_ a: NDArray) throws -> NDArray {
+        guard a.rank == 4 else { return a }
+        let (n, h, w, c) = (a.shape[0], a.shape[1], a.shape[2], a.shape[3])
+        var out = [Float](repeating: 0, count: a.count)
+        for b in 0..<n { for y in 0..<h { for x in 0..<w { for k in 0..<c {
+            out[((b * c + k) * h + y) * w + x] = a.scalars[((b * h + y) * w + x) * c + k]
+        } } } }
+        return try NDArray(shape: [n, c, h, w], scalars: out)
+    }
+
+    /// `a` in Core ML's [C, H, W] order with a leading 1, from the writer's NHWC view of an IR
+    /// array: [1, H, W, C] as is, [1, S, D] as [1, S, 1, D].
+    static func coreMLOrder(_ a: NDArray) throws -> NDArray {
+        switch a.rank {
+        case 4: return try nchw(a)
+        case 3: return try nchw(try a.reshaped([a.shape[0], a.shape[1], 1, a.shape[2]]))
+        default: return a
+        }
+    }
+
+    /// Whether feature `name` of `model` is a multi-array declared [C, H, W].
+    static func isCHW(_ name: String, _ features: [Spec.FeatureDescription]) -> Bool {
+        guard case let .multiArray(t)? = features.first(where: { $0.name == name })?.type?.kind else { return false }
+        return t.shape.count == 3
+    }
+
+    /// Feeds `feeds` (named and shaped for the original IR) to `imported`, whose inputs are the
+    /// Core ML features of `model` (renamed by `renames`): [C, H, W] arrays become [1, C, H, W].
+    static func adapt(_ feeds: [String: NDArray], to imported: Graph, model: Spec.Model, renames: [String: String] = [:]) throws -> [String: NDArray] {
+        var out: [String: NDArray] = [:]
+        for (name, value) in feeds {
+            let target = renames[name] ?? name
+            guard let t = imported.inputs.first(where: { $0.name == target })?.type else { continue }
+            let v = isCHW(target, model.description?.input ?? []) ? try coreMLOrder(value) : value
+            out[target] = try v.reshaped(t.shape)
+        }
+        return out
+    }
+
+    /// Largest |imported − original| relative to max(1, max|original|), the original brought to
+    /// the imported layout ([1, C, H, W] for outputs declared [C, H, W]).
+    static func relativeError(_ imported: NDArray, _ original: NDArray, chw: Bool) throws -> Float {
+        let ref = try (chw ? coreMLOrder(original) : original).reshaped(imported.shape)
+        let scale = max(1, ref.scalars.map(abs).max() ?? 0)
+        return maxAbsDiff(imported.scalars, ref.scalars) / scale
+    }
+
+    /// Exports `graph`, encodes, decodes, imports and runs both; returns the worst relative error
+    /// over the outputs, or throws with the step that failed.
+    @discardableResult
+    static func roundTrip(_ graph: Graph, feeds: [String: NDArray], label: String,
+                          options: CoreMLExportOptions = CoreMLExportOptions()) throws -> (Float, Spec.Model, Graph) {
+        let model = try CoreMLExporter.model(from: graph, options: options)
+        let bytes = try model.encode()
+        let decoded = try Spec.Model.decode(bytes, fileName: label + ".mlmodel")
+        XCTAssertEqual(decoded, model, "\(label): encode → decode changed the spec")
+        let imported = try CoreMLImporter.graph(from: decoded, fileName: label + ".mlmodel")
+        let expected = try Model(graph: graph).prediction(from: feeds)
+        let got = try Model(graph: imported).prediction(from: try adapt(feeds, to: imported, model: model, renames: options.inputNames))
+        var worst: Float = 0
+        for o in graph.outputs {
+            let name = options.outputNames[o] ?? o
+            guard let g = got[name], let e = expected[o] else {
+                throw NSError(domain: "parity", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(label): output \(name) missing (have \(got.keys.sorted()))"])
+            }
+            worst = max(worst, try relativeError(g, e, chw: isCHW(name, model.description?.output ?? [])))
+        }
+        return (worst, model, imported)
+    }
+
+    func feeds(_ fx: Fixture) throws -> [String: NDArray] {
+        var f: [String: NDArray] = [:]
+        for i in fx.inputs { f[i.name] = try NPY.read(contentsOf: Self.kerasDir.appendingPathComponent(i.file)) }
+        return f
+    }
+
+    func convert(_ fx: Fixture) -> Graph? {
+        try? KerasConverter().convert(modelAt: Self.kerasDir.appendingPathComponent(fx.model),
+                                      architectureJSON: fx.config.map { Self.kerasDir.appendingPathComponent($0) })
+    }
+
+    // MARK: - Keras fixtures
+
+    /// Every converted Keras fixture: export → bytes → import → run equals the original IR.
+    func testKerasFixturesRoundTripThroughTheWriter() throws {
+        var summary: [String] = [], exported = 0, rejected: [String] = []
+        for fx in try Self.manifest() {
+            guard let graph = convert(fx) else { summary.append("\(fx.name): not converted by KerasFrontend (skipped)"); continue }
+            do {
+                let (err, model, _) = try Self.roundTrip(graph, feeds: try feeds(fx), label: fx.name)
+                exported += 1
+                summary.append("\(fx.name): spec \(model.specificationVersion), \(model.neuralNetwork?.layers.count ?? 0) layers, max rel err \(err)")
+                XCTAssertLessThanOrEqual(err, 1e-4, "\(fx.name): Core ML round trip differs from the IR by \(err) (relative)")
+            } catch let e as CoreMLExportError {
+                rejected.append(fx.name)
+                summary.append("\(fx.name): not writable: " + e.problems.map { "\($0.node) (\($0.op)): \($0.reason)" }.joined(separator: "; "))
+            } catch {
+                XCTFail("\(fx.name): \(error)")
+                summary.append("\(fx.name): FAILED: \(error)")
+            }
+        }
+        print("CoreMLExportParityTests (Keras fixtures, \(exported) exported, \(rejected.count) rejected by the writer):\n  "
+              + summary.joined(separator: "\n  "))
+        XCTAssertGreaterThan(exported, 20, "too few fixtures made it through the writer")
+    }
+
+    /// fp16, 8-bit linear and 4-bit LUT weights keep their encoding through the writer and give
+    /// the same predictions as the compressed IR.
+    func testCompressedWeightsRoundTrip() throws {
+        let names = ["fer_cnn_k2", "tiny_yolo_k2", "conv_transpose_k2", "dense_ranks_k2", "batchnorm_variants_k2", "sketch_cnn_k3"]
+        let all = try Self.manifest()
+        var ran = 0
+        for name in names {
+            guard let fx = all.first(where: { $0.name == name }), let graph = convert(fx) else { continue }
+            for mode in [QuantizationMode.fp16, .linear(bits: 8), .kmeans(bits: 4), .linear(bits: 3)] {
+                var opts = QuantizationOptions()
+                opts.minWeights = 0
+                let (q, _) = try WeightQuantizer(mode: mode, options: opts).quantize(graph)
+                let label = "\(name)_\(mode.name)"
+                do {
+                    let (err, model, imported) = try Self.roundTrip(q, feeds: try feeds(fx), label: label)
+                    ran += 1
+                    print("CoreMLExportParityTests compressed \(label): spec \(model.specificationVersion), max rel err \(err)")
+                    XCTAssertLessThanOrEqual(err, 1e-4, "\(label)")
+                    XCTAssertEqual(model.specificationVersion, mode == .fp16 ? 2 : 3, label)
+                    // Encodings survive: every IR weight encoding reappears after import.
+                    let before = q.nodes.flatMap { $0.weights.values.map(\.encoding.description) }.filter { $0 != "fp32" }
+                    let after = imported.nodes.flatMap { $0.weights.values.map(\.encoding.description) }.filter { $0 != "fp32" }
+                    XCTAssertFalse(after.isEmpty, "\(label): no compressed weight after the round trip")
+                    XCTAssertEqual(Set(after), Set(before).subtracting(["fp32"]), "\(label): encodings \(Set(before)) → \(Set(after))")
+                } catch let e as CoreMLExportError {
+                    XCTFail("\(label): \(e)")
+                }
+            }
+        }
+        if ran == 0 { throw XCTSkip("none of \(names) converted") }
+    }
+
+    // MARK: - Real Core ML models
+
+    /// Real neural networks of ../shared: import → export → import runs like the first import,
+    /// and compressed weights are written back byte for byte.
+    func testRealModelsReimport() throws {
+        let dir = TestPaths.shared.appendingPathComponent("corpus/mlmodel")
+        guard let files = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else {
+            throw XCTSkip("\(dir.path) not found (the shared/ folder next to the repository holds the real models)")
+        }
+        var lines: [String] = []
+        for f in files.sorted() where f.hasSuffix(".mlmodel") {
+            guard let spec = try? Spec.Model.load(contentsOf: dir.appendingPathComponent(f).path),
+                  let graph = try? CoreMLImporter.graph(from: spec, fileName: f) else { continue }
+            do { _ = try Model(graph: graph) } catch {
+                lines.append("\(f): imported but not runnable here (\(error)); skipped")
+                continue
+            }
+            var feeds: [String: NDArray] = [:]
+            for (i, input) in graph.inputs.enumerated() {
+                let lo: Float = graph.description.inputs.first { $0.name == input.name }?.image == nil ? -1 : 0
+                let hi: Float = lo == 0 ? 255 : 1
+                feeds[input.name] = try NDArray(shape: input.type.shape,
+                                                scalars: randomFloats(count: input.type.elementCount, seed: UInt64(i + 7), in: lo...hi))
+            }
+            do {
+                let (err, model, _) = try Self.roundTrip(graph, feeds: feeds, label: f)
+                lines.append("\(f): spec \(spec.specificationVersion) → \(model.specificationVersion), max rel err \(err)")
+                XCTAssertLessThanOrEqual(err, 1e-4, f)
+                // Quantized / fp16 weights are written back unchanged.
+                let a = exportedWeightStorages(spec), b = exportedWeightStorages(model)
+                for (k, v) in a where v != .float32 {
+                    if let w = b[k] { XCTAssertEqual(w, v, "\(f): \(k)") }
+                }
+            } catch let e as CoreMLExportError {
+                lines.append("\(f): not writable: \(e.problems.map { "\($0.node): \($0.reason)" }.joined(separator: "; "))")
+            }
+        }
+        print("CoreMLExportParityTests (real models):\n  " + lines.joined(separator: "\n  "))
+        if lines.isEmpty { throw XCTSkip("no model of \(dir.path) imports") }
+    }
+
+    /// layer name → storage of its main weight (convolution / innerProduct weights).
+    func exportedWeightStorages(_ m: Spec.Model) -> [String: Spec.WeightParams.Storage] {
+        var out: [String: Spec.WeightParams.Storage] = [:]
+        for l in m.neuralNetwork?.layers ?? [] {
+            if case let .convolution(p) = l.layer, let w = p.weights { out[l.name] = w.storage }
+            if case let .innerProduct(p) = l.layer, let w = p.weights { out[l.name] = w.storage }
+        }
+        return out
+    }
+}
