@@ -10,7 +10,7 @@ copied. What it writes (see Fixtures/images/README.md):
 - decode/*.raw                 the pixels Pillow decodes from each, 8-bit HWC, as RGB
                                (convert("RGB")) or gray (convert("L")) per manifest.json; 16-bit
                                PNGs: the high byte of each sample (Pillow's own rule for RGB);
-- resize/*.png + resize/*.raw  two source images and Pillow's BILINEAR resizes of them (plain
+- resize/*.png + resize/*.raw  three source images and Pillow's BILINEAR resizes of them (plain
                                "fill", and the centre-crop / fit (letterbox) modes built from
                                Pillow crop + resize + paste exactly as ImageIO documents them),
                                plus Pillow's convert("L") of the RGB source;
@@ -178,7 +178,8 @@ def make_decode():
 
 def make_resize():
     sources = {"src_rgb.png": Image.fromarray(smooth_rgb(29, 41, noise=60), "RGB"),
-               "src_gray.png": Image.fromarray(smooth_rgb(23, 17, noise=60)[:, :, 1].copy(), "L")}
+               "src_gray.png": Image.fromarray(smooth_rgb(23, 17, noise=60)[:, :, 1].copy(), "L"),
+               "src_big.png": Image.fromarray(smooth_rgb(72, 96, noise=12), "RGB")}
     for name, im in sources.items():
         save("resize/" + name, pil_bytes(im, "PNG"))
 
@@ -210,9 +211,11 @@ def make_resize():
     cases = [("fill", 13, 9), ("fill", 7, 3), ("fill", 97, 61), ("fill", 64, 20), ("fill", 41, 100),
              ("fill", 1, 1), ("center", 16, 16), ("center", 10, 30), ("center", 50, 12),
              ("fit", 16, 16), ("fit", 30, 10), ("fit", 12, 50)]
+    big_cases = [("center", 32, 32), ("center", 20, 45), ("fit", 40, 24), ("fit", 24, 40), ("fill", 25, 70),
+                 ("fill", 90, 20), ("fill", 30, 9)]
     for name, im in sources.items():
         stem = name[:-4]
-        for mode, w, h in cases:
+        for mode, w, h in (big_cases if name == "src_big.png" else cases):
             out = np.asarray(modes[mode](im, w, h))
             raw = "resize/%s_%s_%dx%d.raw" % (stem, mode, w, h)
             save(raw, out.tobytes())

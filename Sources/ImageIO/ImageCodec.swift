@@ -25,7 +25,9 @@ import Darwin
 ///   3 channels RGB; CMYK and YCCK → 3 channels RGB by Pillow's formula
 ///   `R = (255 − K) − C·(255 − K)/255` (Adobe-inverted data un-inverted first). Progressive
 ///   and arithmetic-coded files are supported; 12-bit and lossless JPEG are not. A file that ends
-///   before the image data does is an error (`.corrupt`), not a gray-padded image.
+///   before its data does — even one missing only the final EOI marker, as libjpeg cannot tell
+///   that apart from a cut inside the last scan — is an error (`.corrupt`), not a gray-padded
+///   image.
 /// - **EXIF orientation is ignored**: pixels come out in stored order, as Pillow's
 ///   `Image.open` gives them (call `ImageOps.exif_transpose` there to compare otherwise).
 ///
@@ -34,7 +36,9 @@ import Darwin
 public enum ImageCodec {
     /// A file format recognised by its signature.
     public enum Format: String, Sendable {
+        /// PNG (Portable Network Graphics), decoded with libpng.
         case png = "PNG"
+        /// JPEG (JFIF / Exif / Adobe), decoded with libjpeg-turbo.
         case jpeg = "JPEG"
     }
 

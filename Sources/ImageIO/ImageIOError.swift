@@ -24,6 +24,8 @@ public enum ImageIOError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The image cannot be encoded as asked (e.g. a channel count PNG writing does not support).
     case invalidImage(reason: String)
 
+    /// One or two sentences: the file, what was found (with the library's message or the
+    /// leading bytes), and what to do about it.
     public var description: String {
         switch self {
         case let .unreadable(path, reason):

@@ -24,9 +24,10 @@ extension Image {
     /// This image resized to `width` × `height` pixels.
     ///
     /// Resampling is bilinear with antialiasing, bit-for-bit like Pillow's
-    /// `Image.resize(size, Image.BILINEAR)` (without `reducing_gap`): a triangle filter whose
-    /// support grows with the downscale factor (so downscaling averages every source pixel),
-    /// separable, horizontal pass first, 8-bit intermediate, 22-bit fixed-point weights.
+    /// `Image.resize(size, Image.BILINEAR)` of Pillow 13 (without `reducing_gap`): a triangle
+    /// filter whose support grows with the downscale factor (so downscaling averages every source
+    /// pixel), separable, 8-bit intermediate image, 22-bit fixed-point weights, Pillow's choice
+    /// of pass order (results of Pillow ≤ 12, which always filtered rows first, can differ by 1).
     /// Upscaling is plain bilinear interpolation with pixel centres aligned
     /// (`align_corners = false`) and edge pixels clamped.
     /// - Parameters:
@@ -97,15 +98,31 @@ extension Image {
     }
 
     /// Pillow's two-pass bilinear resampling (see `resized`).
+    ///
+    /// Pass order as Pillow 13 (`ImagingResampleInner`): the vertical pass runs first when the
+    /// height shrinks by more than twice as many pixels as the width does, otherwise the
+    /// horizontal pass runs first. (Pillow ≤ 12 always ran the horizontal pass first; because the
+    /// intermediate image is rounded to 8 bits, the two orders can differ by 1 level.)
     private func resampled(width: Int, height: Int) -> Image {
+        let shrinkY = self.height - height, shrinkX = self.width - width
+        let verticalFirst = shrinkY > 0 && shrinkY > shrinkX * 2
         var current = self
-        if width != self.width {
-            let k = BilinearCoefficients(inSize: self.width, outSize: width)
-            current = current.resampledPass(k, horizontal: true)
+        func horizontal() {
+            if width != current.width {
+                current = current.resampledPass(BilinearCoefficients(inSize: current.width, outSize: width), horizontal: true)
+            }
         }
-        if height != self.height {
-            let k = BilinearCoefficients(inSize: self.height, outSize: height)
-            current = current.resampledPass(k, horizontal: false)
+        func vertical() {
+            if height != current.height {
+                current = current.resampledPass(BilinearCoefficients(inSize: current.height, outSize: height), horizontal: false)
+            }
+        }
+        if verticalFirst {
+            vertical()
+            horizontal()
+        } else {
+            horizontal()
+            vertical()
         }
         return current
     }

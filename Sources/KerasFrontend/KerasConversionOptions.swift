@@ -14,7 +14,11 @@ import MLGraph
 /// - nodes that read `context.inputs` and produce every name of `context.outputNames`
 ///   (typically one node named `context.nodeName` writing `context.outputNames[0]`; extra
 ///   nodes should be named `context.nodeName + "__…"`). The converter checks this, infers the
-///   nodes' shapes and reports problems against the layer.
+///   nodes' shapes, checks them against the output shapes Keras recorded for the layer
+///   (`context.recordedOutputShapes`) and reports problems against the layer.
+///
+/// The declarative hooks of `mlconv keras --lower / --custom-layer / --hooks` are `KerasHookSpec`
+/// values turned into `LayerHook`s with `layerHooks(runtimeShapes:)`; see docs/HOOKS.md.
 ///
 /// ```swift
 /// // Lower the style-transfer Lambda `res_crop` (x[:, 2:-2, 2:-2]) to a crop node.

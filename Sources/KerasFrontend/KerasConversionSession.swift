@@ -23,6 +23,9 @@ final class KerasConversionSession {
     /// Whether `options.inputShapes` changed a dimension the file records: the recorded shapes
     /// of the layers then no longer apply.
     private var inputsResized = false
+    /// Whether an unsupported layer's output was given an inferred type (`provisionalOutput`,
+    /// `inferMergeInputs`) so that conversion could go on to find the shapes downstream.
+    private var provisional = false
     private let cache = ConstantCache()
     private var topLevel: [String: KerasLayerConfig] = [:]
 
@@ -119,14 +122,13 @@ final class KerasConversionSession {
             throw e
         }
         // Phase 3: convert.
-        let outs = try convertModel(model, scope: [], callInputs: nil)
-        if !unsupported.isEmpty {
-            if unsupported.count == 1, let e = unsupported[0].error { throw e }
-            let items = unsupported.map {
-                KerasHookAdvisor.Item(entry: $0.entry, layer: $0.layer, hasConverter: KerasLayerRegistry.converter(for: $0.layer.className) != nil)
-            }
-            throw KerasConversionError.unsupportedLayers(file: fileName, layers: KerasHookAdvisor.annotate(items, kerasVersion: source.version.string))
+        let outs: [String]
+        do { outs = try convertModel(model, scope: [], callInputs: nil) } catch let e as KerasConversionError where provisional {
+            // Downstream of an unsupported layer whose output type was only inferred: report the
+            // unsupported layers, the likely cause.
+            throw unsupportedError() ?? e
         }
+        if let e = unsupportedError() { throw e }
         let outputs = nameOutputs(outs, refs: model.outputs)
 
         var description = ModelDescription()
@@ -155,6 +157,16 @@ final class KerasConversionSession {
             throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: e.description)
         }
         return graph
+    }
+
+    /// The error for the unsupported layers found, nil when there are none.
+    private func unsupportedError() -> KerasConversionError? {
+        if unsupported.isEmpty { return nil }
+        if unsupported.count == 1, let e = unsupported[0].error { return e }
+        let items = unsupported.map {
+            KerasHookAdvisor.Item(entry: $0.entry, layer: $0.layer, hasConverter: KerasLayerRegistry.converter(for: $0.layer.className) != nil)
+        }
+        return .unsupportedLayers(file: fileName, layers: KerasHookAdvisor.annotate(items, kerasVersion: source.version.string))
     }
 
     /// Renames the output tensors after the Keras output layers (`model.output_names`), by
@@ -324,6 +336,7 @@ final class KerasConversionSession {
         let known = inputs.filter { !poisoned.contains($0) }.compactMap { types[$0] }
         guard let t = known.first, known.allSatisfy({ $0 == t }),
               inputs.allSatisfy({ !poisoned.contains($0) || poisonOrigin[$0] != nil }) else { return false }
+        provisional = true
         for p in inputs where poisoned.contains(p) {
             unsupported[poisonOrigin[p]!].entry.outputShapes = [t.shape.map { Optional($0) }]
             poisoned.remove(p)
@@ -349,6 +362,7 @@ final class KerasConversionSession {
             unsupported[index].entry.outputShapes = [shape!.map { Optional($0) }]
         }
         if let shape {
+            provisional = true
             types[output] = TensorType(shape)
             tensorNames.insert(output)
         } else {

@@ -100,6 +100,14 @@ final class CoreMLExportTests: XCTestCase {
         try model.write(toFile: dir + "/" + name + ".mlmodel")
     }
 
+    /// Writes $MLCONV_EXPORT_DIR/<name>.expected.json: the IR's values of quantized weights, by
+    /// "layer.role", for `Scripts/check_mlmodel_export.py quant`.
+    func keepExpected(_ name: String, _ values: [String: [Float]]) throws {
+        guard let dir = ProcessInfo.processInfo.environment["MLCONV_EXPORT_DIR"], !dir.isEmpty else { return }
+        try JSONSerialization.data(withJSONObject: values.mapValues { $0.map(Double.init) })
+            .write(to: URL(fileURLWithPath: dir + "/" + name + ".expected.json"))
+    }
+
     /// Exports, checks the validator rules and that encode → decode gives the same spec.
     @discardableResult
     func export(_ g: Graph, _ name: String, options: CoreMLExportOptions = CoreMLExportOptions(),
@@ -199,6 +207,7 @@ final class CoreMLExportTests: XCTestCase {
             let values = randomFloats(count: 108, seed: UInt64(bits))
             let w = ExportGraphs.linearQuantized([4, 3, 3, 3], values, bits: bits)
             let r = try export(ExportGraphs.conv(weight: w, activation: nil), "conv_linear\(bits)")
+            try keepExpected("conv_linear\(bits)", ["conv.weights": w.floats()])
             XCTAssertEqual(r.model.specificationVersion, 3)
             guard case let .convolution(p)? = r.model.neuralNetwork?.layers.first?.layer, let wp = p.weights else { return XCTFail() }
             XCTAssertEqual(wp.storage, .quantized)
@@ -215,6 +224,7 @@ final class CoreMLExportTests: XCTestCase {
         for bits in [1, 2, 4, 8] {
             let w = ExportGraphs.lut([4, 3, 3, 3], bits: bits)
             let r = try export(ExportGraphs.conv(weight: w, activation: nil), "conv_lut\(bits)")
+            try keepExpected("conv_lut\(bits)", ["conv.weights": w.floats()])
             XCTAssertEqual(r.model.specificationVersion, 3)
             guard case let .convolution(p)? = r.model.neuralNetwork?.layers.first?.layer, let wp = p.weights else { return XCTFail() }
             guard case let .lookupTable(t)? = wp.quantization?.quantizationType else { return XCTFail("no LUT") }

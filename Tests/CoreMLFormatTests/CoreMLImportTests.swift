@@ -224,16 +224,17 @@ final class CoreMLImportTests: XCTestCase {
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
              ImportSpecs.layer("sq", ["c"], ["d"], .squeeze(axes: [0], squeezeAll: false)),
-             ImportSpecs.layer("log", ["d"], ["y"], .unary(Spec.UnaryFunctionLayerParams(type: .log)))])
+             ImportSpecs.layer("log", ["d"], ["e"], .unary(Spec.UnaryFunctionLayerParams(type: .log))),
+             ImportSpecs.layer("bn", ["e"], ["y"], .batchnorm(Spec.BatchnormLayerParams(channels: 4, computeMeanVar: true)))])
         XCTAssertThrowsError(try CoreMLImporter.graph(from: m, fileName: "bad.mlmodel")) { error in
             guard let e = error as? CoreMLImportError, case let .unsupportedLayers(file, problems) = e else {
                 return XCTFail("expected unsupportedLayers, got \(error)")
             }
             XCTAssertEqual(file, "bad.mlmodel")
-            XCTAssertEqual(problems.map(\.layer), ["l2", "rnn", "sq", "log"])
-            XCTAssertEqual(problems.map(\.type), ["l2normalize", "uniDirectionalLSTM", "squeeze", "unary"])
+            XCTAssertEqual(problems.map(\.layer), ["l2", "rnn", "sq", "log", "bn"])
+            XCTAssertEqual(problems.map(\.type), ["l2normalize", "uniDirectionalLSTM", "squeeze", "unary", "batchnorm"])
             let text = "\(e)"
-            XCTAssertTrue(text.hasPrefix("bad.mlmodel: 4 layers cannot be imported"), text)
+            XCTAssertTrue(text.hasPrefix("bad.mlmodel: 5 layers cannot be imported"), text)
             XCTAssertTrue(text.contains("recurrent layers are not supported"), text)
         }
     }

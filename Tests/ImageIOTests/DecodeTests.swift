@@ -110,13 +110,24 @@ final class DecodeTests: XCTestCase {
         XCTAssertEqual(noIEND, try ImageCodec.decode(Data(png)))
     }
 
-    func testCorruptPNGChecksumIsReported() throws {
-        var png = try fixtureBytes("decode/rgb8.png")
-        let idat = try XCTUnwrap(findChunk("IDAT", in: png))
-        png[idat + 10] ^= 0x55  // inside IDAT's data; its CRC no longer matches
+    func testCorruptPNGDataIsReported() throws {
+        let original = try fixtureBytes("decode/rgb8.png")
+        // A damaged IHDR checksum (bytes 29..<33).
+        var png = original
+        png[30] ^= 0x55
         let error = assertImageIOError(try ImageCodec.decode(Data(png), path: "bad.png"))
         guard case let .corrupt(_, _, message)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertTrue(message.lowercased().contains("crc"), message)
+        XCTAssertTrue(message.contains("CRC"), message)
+        print("bad CRC: \(error!)")
+
+        // Damaged compressed data inside IDAT: zlib's complaint comes through libpng.
+        png = original
+        let idat = try XCTUnwrap(findChunk("IDAT", in: png))
+        png[idat + 10] ^= 0x55
+        let zlibError = assertImageIOError(try ImageCodec.decode(Data(png), path: "bad.png"))
+        guard case let .corrupt(_, _, zmessage)? = zlibError else { return XCTFail("\(String(describing: zlibError))") }
+        XCTAssertTrue(zmessage.contains("IDAT"), zmessage)
+        print("bad IDAT: \(zlibError!)")
     }
 
     func testLibraryVersionsAreReported() {

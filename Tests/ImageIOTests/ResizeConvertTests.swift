@@ -7,11 +7,14 @@ import XCTest
 final class ResizeConvertTests: XCTestCase {
     /// Every resize case of manifest.json (downscale, strong downscale, upscale, mixed, 1×1,
     /// centre crop and fit to several aspect ratios, RGB and gray) against Pillow's output.
-    /// The resampler reimplements Pillow's fixed-point algorithm, so the difference is expected
-    /// to be 0; the tolerance is the brief's ≤ 1 level.
+    /// The resampler reimplements Pillow 13's fixed-point algorithm including its choice of
+    /// pass order, so against fixtures made with Pillow ≥ 13 the difference must be 0; fixtures
+    /// from an older Pillow (rows always filtered first) may differ by 1 level.
     func testResizeMatchesPillowBilinear() throws {
         let manifest = try ImageFixtureManifest.load()
         XCTAssertGreaterThanOrEqual(manifest.resize.count, 20)
+        let pillowMajor = Int(manifest.pillow.split(separator: ".").first ?? "") ?? 0
+        let tolerance = pillowMajor >= 13 ? 0 : 1
         var worst = 0
         for fixture in manifest.resize {
             let source = try ImageCodec.read(contentsOf: imageFixtures.appendingPathComponent(fixture.source))
@@ -28,9 +31,9 @@ final class ResizeConvertTests: XCTestCase {
             let diff = PixelDiff(resized.pixels, expected)
             worst = max(worst, diff.max)
             if diff.max > 0 { print("resize parity \(fixture.source) \(fixture.mode) \(fixture.width)x\(fixture.height): \(diff)") }
-            XCTAssertLessThanOrEqual(diff.max, 1, "\(fixture.source) \(fixture.mode) \(fixture.width)x\(fixture.height): \(diff)")
+            XCTAssertLessThanOrEqual(diff.max, tolerance, "\(fixture.source) \(fixture.mode) \(fixture.width)x\(fixture.height): \(diff)")
         }
-        print("Pillow BILINEAR parity over \(manifest.resize.count) resize cases: max |diff| \(worst)")
+        print("Pillow \(manifest.pillow) BILINEAR parity over \(manifest.resize.count) resize cases: max |diff| \(worst)")
     }
 
     func testGrayscaleMatchesPillowConvertL() throws {

@@ -101,7 +101,35 @@ final class CoreMLExportParityTests: XCTestCase {
             }
             worst = max(worst, try relativeError(g, e, chw: isCHW(name, model.description?.output ?? [])))
         }
+        try keep(model, label: label, feeds: feeds, expected: expected, options: options)
         return (worst, model, imported)
+    }
+
+    /// With MLCONV_EXPORT_DIR set, writes `<label>.mlmodel` with its inputs and the original
+    /// IR's outputs in Core ML layout (`<label>.input_<feature>.npy`, `<label>.output_<feature>.npy`)
+    /// for `Scripts/check_mlmodel_export.py load`, which runs the model with its own NumPy
+    /// interpreter of the classic layers.
+    static func keep(_ model: Spec.Model, label: String, feeds: [String: NDArray], expected: [String: NDArray],
+                     options: CoreMLExportOptions) throws {
+        guard let dir = ProcessInfo.processInfo.environment["MLCONV_EXPORT_DIR"], !dir.isEmpty else { return }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let base = URL(fileURLWithPath: dir).appendingPathComponent(label.replacingOccurrences(of: "/", with: "_"))
+        try model.write(toFile: base.path + ".mlmodel")
+        func coreML(_ a: NDArray, _ name: String, _ features: [Spec.FeatureDescription]) throws -> NDArray {
+            let v = isCHW(name, features) ? try coreMLOrder(a) : a
+            if case let .image(t)? = features.first(where: { $0.name == name })?.type?.kind {
+                return try coreMLOrder(a).reshaped([a.count / Int(t.width * t.height), Int(t.height), Int(t.width)])
+            }
+            return try v.reshaped(Array(v.shape.dropFirst()))
+        }
+        for (n, a) in feeds {
+            let f = options.inputNames[n] ?? n
+            try NPY.write(try coreML(a, f, model.description?.input ?? []), to: URL(fileURLWithPath: base.path + ".input_\(f).npy"))
+        }
+        for (n, a) in expected {
+            let f = options.outputNames[n] ?? n
+            try NPY.write(try coreML(a, f, model.description?.output ?? []), to: URL(fileURLWithPath: base.path + ".output_\(f).npy"))
+        }
     }
 
     func feeds(_ fx: Fixture) throws -> [String: NDArray] {
@@ -152,7 +180,7 @@ final class CoreMLExportParityTests: XCTestCase {
                 var opts = QuantizationOptions()
                 opts.minWeights = 0
                 let (q, _) = try WeightQuantizer(mode: mode, options: opts).quantize(graph)
-                let label = "\(name)_\(mode.name)"
+                let label = "\(name)_\(mode.description.replacingOccurrences(of: " ", with: "_"))"
                 do {
                     let (err, model, imported) = try Self.roundTrip(q, feeds: try feeds(fx), label: label)
                     ran += 1

@@ -190,7 +190,7 @@ final class CoreMLImportParityTests: XCTestCase {
             XCTAssertEqual(className, "Swish")
             XCTAssertEqual(layers, ["swish_1"])
         }
-        CustomLayerRegistry.register(className: "Swish", TestSwish.self)
+        CustomLayerRegistry.register(className: "Swish", ParityTestSwish.self)
         defer { CustomLayerRegistry.unregister(className: "Swish") }
         let model = try Model(graph: result.graph)
         let x = randomFloats(count: 256 * 256 * 3, seed: 3, in: 0...255)
@@ -205,7 +205,7 @@ final class CoreMLImportParityTests: XCTestCase {
         let dir = try TestPaths.sharedFile("corpus/mlmodel")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".mlmodel") }.sorted()
         var ran: [String] = []
-        CustomLayerRegistry.register(className: "Swish", TestSwish.self)
+        CustomLayerRegistry.register(className: "Swish", ParityTestSwish.self)
         defer { CustomLayerRegistry.unregister(className: "Swish") }
         for name in names {
             guard let spec = try? Spec.Model.load(contentsOf: dir.appendingPathComponent(name).path),
@@ -295,7 +295,12 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let r = try run([("x", [2, 3, 4], x)], [("y", [3])],
                         [layer("fc", ["x"], ["y"], .innerProduct(Spec.InnerProductLayerParams(
                             inputChannels: 24, outputChannels: 3, hasBias: true, weights: Spec.WeightParams(wts), bias: Spec.WeightParams([1, 2, 3]))))])
-        let ref = (0..<3).map { o in (0..<24).reduce(Float(o + 1)) { $0 + wts[o * 24 + $1] * x[$1] } }
+        var ref = [Float](repeating: 0, count: 3)
+        for o in 0..<3 {
+            var acc = Float(o + 1)
+            for i in 0..<24 { acc += wts[o * 24 + i] * x[i] }
+            ref[o] = acc
+        }
         assertClose(r["y"]!, ref, tolerance: 1e-4)
     }
 
@@ -379,7 +384,9 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         XCTAssertEqual(r["sl"], sl)
         let sums = (0..<c).map { ci in x[(ci * plane)..<((ci + 1) * plane)].reduce(0, +) }
         assertClose(r["hw"]!, sums, tolerance: 1e-5)
-        assertClose(r["cs"]!, (0..<plane).map { p in (0..<c).reduce(Float(0)) { $0 + x[$1 * plane + p] } / Float(c) }, tolerance: 1e-6)
+        var cs = [Float](repeating: 0, count: plane)
+        for p in 0..<plane { for ci in 0..<c { cs[p] += x[ci * plane + p] / Float(c) } }
+        assertClose(r["cs"]!, cs, tolerance: 1e-6)
         assertClose(r["mvn"]!, x.indices.map { x[$0] - sums[$0 / plane] / Float(plane) }, tolerance: 1e-5)
     }
 
@@ -458,7 +465,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
 }
 
 /// y = x·sigmoid(x), the Swish of hollance's custom-layer blog post.
-final class TestSwish: CustomLayer {
+private final class ParityTestSwish: CustomLayer {
     init(parameters: [String: CustomParameterValue]) throws {}
     func outputShapes(forInputShapes inputShapes: [[Int]]) throws -> [[Int]] { inputShapes }
     func evaluate(inputs: [NDArrayView], outputs: [NDArrayMutableView]) throws {

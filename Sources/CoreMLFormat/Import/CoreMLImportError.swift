@@ -44,6 +44,7 @@ public enum CoreMLImportError: Error, Equatable, CustomStringConvertible, Sendab
         }
     }
 
+    /// The message: the file, what cannot be imported, and (for layers) one line per layer.
     public var description: String {
         switch self {
         case let .unsupportedModelType(file, kind, message):

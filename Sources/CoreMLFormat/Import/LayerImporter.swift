@@ -57,7 +57,7 @@ final class LayerImporter {
         case .none: return "the layer has no type (an empty `layer` field)"
         case let .pooling(p) where p.type == .l2:
             return "L2 pooling is not expressible in mlconv's IR"
-        case .convolution, .pooling, .activation, .innerProduct, .batchnorm, .softmax, .crop, .padding, .upsample,
+        case .convolution, .pooling, .activation, .innerProduct, .softmax, .crop, .padding, .upsample,
              .add, .multiply, .average, .max, .min, .scale, .bias, .reshape, .flatten, .permute, .custom,
              .loadConstant, .split:
             break
@@ -89,7 +89,8 @@ final class LayerImporter {
             }
         case let .slice(p):
             if p.stride > 1 && p.axis == .channel { return "channel slicing with stride \(p.stride) is not expressible in mlconv's IR" }
-        case .resizeBilinear: return "resizeBilinear is not supported (mlconv's upsample op takes integer factors only)"
+        case let .resizeBilinear(p):
+            if p.mode == .roiAlign { return "resizeBilinear in ROI_ALIGN_MODE is not expressible in mlconv's IR" }
         case .embedding: return "embedding (index lookup) is not expressible in mlconv's IR"
         case .dot: return "dot product layers are not supported"
         case .reorganizeData: return "reorganizeData (space-to-depth / depth-to-space) is not expressible in mlconv's IR"
@@ -235,6 +236,9 @@ final class LayerImporter {
         case let .unary(p):
             try expectInputs(ins, 1)
             return [try unary(p, ins[0], name: name, out: out)]
+        case let .resizeBilinear(p):
+            try expectInputs(ins, 1)
+            return [try resizeBilinear(p, ins[0], name: name, out: out)]
         case let .split(n):
             try expectInputs(ins, 1)
             return try split(Int(n), ins[0], layer: layer)
@@ -669,6 +673,26 @@ final class LayerImporter {
         }
         let x = try b.toNHWC(x0, base: name)
         return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: scale, mode: mode)), [x], output: out)
+    }
+
+    /// resizeBilinear to an integer multiple of the input size: the sampling grid of
+    /// STRICT_ALIGN_ENDPOINTS / ALIGN_ENDPOINTS (the default) is linspace(0, n − 1, N), i.e.
+    /// align-corners; UPSAMPLE_MODE samples i·n/N, i.e. asymmetric.
+    private func resizeBilinear(_ p: Spec.ResizeBilinearLayerParams, _ x0: String, name: String, out: String) throws -> String {
+        let x = try b.toNHWC(x0, base: name)
+        let d = b.chw(x)
+        guard p.targetSize.count == 2 else { throw LayerImportFailure("targetSize \(p.targetSize) must be [height, width]") }
+        let t = p.targetSize.map(Int.init)
+        guard t[0] % d.h == 0, t[1] % d.w == 0, t[0] >= d.h, t[1] >= d.w else {
+            throw LayerImportFailure("resizing [\(d.h), \(d.w)] to \(t) is not an integer upscale (mlconv's upsample op takes integer factors)")
+        }
+        let mode: UpsampleMode
+        switch p.mode ?? .strictAlignEndpoints {
+        case .strictAlignEndpoints, .alignEndpoints: mode = .bilinearAlignCorners
+        case .upsample: mode = .bilinearAsymmetric
+        default: throw LayerImportFailure(Self.staticUnsupportedReason(.resizeBilinear(p)) ?? "unsupported sampling mode")
+        }
+        return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: [t[0] / d.h, t[1] / d.w], mode: mode)), [x], output: out)
     }
 
     private func unary(_ p: Spec.UnaryFunctionLayerParams, _ x: String, name: String, out: String) throws -> String {

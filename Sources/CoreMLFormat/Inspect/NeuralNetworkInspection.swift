@@ -363,6 +363,10 @@ enum NeuralNetworkInspection {
         case let .upsample(p):
             let mode = p.mode == .bilinear ? "bilinear" : "nearest"
             return "×\(dims(p.scalingFactor, "1")) \(mode)"
+        case let .resizeBilinear(p):
+            let modes = ["strict align endpoints", "align endpoints", "upsample", "ROI align"]
+            let m = p.mode.map { Int($0.rawValue) < modes.count ? modes[Int($0.rawValue)] : "mode \($0.rawValue)" } ?? "strict align endpoints"
+            return "to \(dims(p.targetSize, "?")), \(m)"
         case let .add(a) where a != 0: return "alpha \(a)"
         case let .multiply(a) where a != 0: return "alpha \(a)"
         case let .flatten(mode): return mode == .channelLast ? "channel last" : "channel first"

@@ -3,8 +3,10 @@ import MLGraph
 /// A hook that would convert an unsupported layer, as `KerasConversionError.unsupportedLayers`
 /// suggests it: the exact `--lower` / `--custom-layer` flag and the equivalent hooks-file entry.
 public struct KerasHookSuggestion: Hashable, Sendable, CustomStringConvertible {
-    /// The hook, with concrete values when they could be inferred.
-    public var spec: KerasHookSpec
+    /// The MATCH text (a function, class or layer name).
+    public var match: String
+    /// The hook, nil for a template (`isTemplate`).
+    public var spec: KerasHookSpec?
     /// The flag as it should be typed ("--lower res_crop=crop:2,2,2,2"); for a template, with the
     /// values to fill in as upper-case words ("--lower rescale_output=affine:SCALE,OFFSET").
     public var flag: String
@@ -17,6 +19,7 @@ public struct KerasHookSuggestion: Hashable, Sendable, CustomStringConvertible {
     /// A complete suggestion.
     init(_ spec: KerasHookSpec) {
         self.spec = spec
+        match = spec.match.text
         flag = spec.commandLineFlag ?? ""
         json = spec.jsonText
         isTemplate = false
@@ -27,7 +30,8 @@ public struct KerasHookSuggestion: Hashable, Sendable, CustomStringConvertible {
 
     /// A template lowering whose OP text holds placeholders.
     init(match: String, templateLowering: String) {
-        spec = KerasHookSpec(match: .any(match), action: .lower(.identity))
+        self.match = match
+        spec = nil
         flag = "--lower \(match)=\(templateLowering)"
         json = "{\"match\": \(KerasJSON.quote(match)), \"lower\": \(KerasJSON.quote(templateLowering))}"
         isTemplate = true
@@ -37,12 +41,13 @@ public struct KerasHookSuggestion: Hashable, Sendable, CustomStringConvertible {
     public var description: String { flag }
 }
 
-/// Suggests hooks for unsupported layers from what the model records: a `crop` when the
+/// Suggests hooks for unsupported layers from their shapes (see docs/HOOKS.md): a `crop` when the
 /// output is smaller than the input on the spatial axes, a `pad` when larger (reflect for classes
 /// named like reflection padding, edge for replication padding, else constant; reading the
-/// layer's own `padding` config when it has one), an `affine` template when the shapes are equal,
-/// and always a custom layer. Layers running the same Python function (or of the same custom
-/// class) share one suggestion matched by that name when their shapes agree.
+/// layer's own `padding` config when it has one), an `affine` template when the shapes are equal
+/// (or the output is unknown and the Lambda calls no functions), and always a custom layer.
+/// Layers running the same Python function (or of the same custom class) share one suggestion
+/// matched by that name when their shapes agree.
 enum KerasHookAdvisor {
     /// Custom layer classes the runtime ships, by the Lambda function they implement (the names
     /// the book's Core ML conversion of the style-transfer model used).
@@ -164,7 +169,7 @@ extension KerasHookSuggestion {
         var seen = Set<String>(), picks: [KerasHookSuggestion] = []
         for l in layers {
             guard let pick = l.suggestions.first(where: { !$0.isTemplate }) ?? l.suggestions.first,
-                  seen.insert(pick.spec.match.text).inserted else { continue }
+                  seen.insert(pick.match).inserted else { continue }
             picks.append(pick)
         }
         guard !picks.isEmpty else { return "" }

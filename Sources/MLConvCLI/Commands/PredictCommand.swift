@@ -1,5 +1,6 @@
 import Foundation
 import ImageIO
+import KerasFrontend
 import MLGraph
 import MLRuntime
 
@@ -27,6 +28,8 @@ enum PredictCommand: Command {
       --output-dir DIR      where to write one .npy per output (created if missing)
       --threads N           CPU threads (default: all cores)
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
+      --config PATH         architecture JSON, for a weights-only Keras .h5
+      --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers (see `mlconv keras --help`)
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
                             the median and minimum latency in milliseconds
     """
@@ -34,10 +37,13 @@ enum PredictCommand: Command {
         flags: ["--reference"],
         single: ["--output-dir", "--threads", "--benchmark", "--crop"],
         repeatable: ["--input"],
-        positionalRange: 1...1)
+        positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"]))
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
-        let graph = try loadGraph(URL(fileURLWithPath: args.positional[0]))
+        var keras = KerasConversionOptions()
+        keras.hooks = try parseHooks(args)
+        let graph = try loadGraph(URL(fileURLWithPath: args.positional[0]),
+                                  architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
         var config = Model.Configuration()
         if let t = try args.int("--threads") {
             guard t >= 1 else { throw UsageError("--threads must be at least 1, found \(t)") }

@@ -14,5 +14,7 @@ enum OptimizedKernels {
         "softmax": DNNLSoftmax.factory,
         "concat": DNNLConcat.factory,
         "elementwise": DNNLElementwise.factory,
+        "simpleRNN": DNNLRecurrent.factory, "lstm": DNNLRecurrent.factory, "gru": DNNLRecurrent.factory,
+        "bidirectional-simpleRNN": DNNLRecurrent.factory, "bidirectional-lstm": DNNLRecurrent.factory, "bidirectional-gru": DNNLRecurrent.factory,
     ]
 }

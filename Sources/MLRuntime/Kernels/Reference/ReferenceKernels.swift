@@ -24,5 +24,9 @@ enum ReferenceKernels {
         "repeatVector": ReferenceRepeatVector.make,
         "identity": ReferenceIdentity.make,
         "custom": CustomLayerKernel.make,
+        "simpleRNN": ReferenceRecurrent.make, "lstm": ReferenceRecurrent.make, "gru": ReferenceRecurrent.make,
+        "bidirectional-simpleRNN": ReferenceRecurrent.make, "bidirectional-lstm": ReferenceRecurrent.make, "bidirectional-gru": ReferenceRecurrent.make,
+        "embedding": ReferenceEmbedding.make,
+        "sequenceMask": ReferenceSequenceMask.make, "applyMask": ReferenceApplyMask.make,
     ]
 }
