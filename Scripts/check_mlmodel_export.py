@@ -586,6 +586,11 @@ def cmd_load(d):
 
 # Fields where mlconv deliberately differs from what NeuralNetworkBuilder writes, with why.
 KNOWN_DIFFERENCES = {
+    "specificationVersion: mlconv 3, builder 1":
+        "NeuralNetworkBuilder.add_resize_bilinear leaves specificationVersion at 1, but Core ML needs spec 3 (iOS 12) "
+        "for resizeBilinear (Utils.cpp hasIOS12NewNeuralNetworkLayers); mlconv writes 3",
+    "specificationVersion: mlconv 4, builder 2":
+        "the test asks for CoreMLExportOptions(minimumSpecificationVersion: 4)",
 }
 
 
@@ -687,6 +692,8 @@ def rebuild_layer(b, layer):
         b.add_sequence_repeat(name, p.nRepetitions, ins[0], outs[0])
     elif k == "custom":
         b.add_custom(name, ins, outs, custom_proto_spec=p)
+    elif k == "loadConstant":
+        b.add_load_constant(name, outs[0], weights(p.data, int(np.prod(list(p.shape)))), list(p.shape))
     else:
         raise NotImplementedError(k)
 

@@ -70,7 +70,7 @@ public enum ImageCodec {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ImageIOError.unreadable(path: path, reason: String(describing: error))
+            throw ImageIOError.unreadable(path: path, reason: error.localizedDescription)
         }
         return try decode(data, path: path)
     }

@@ -316,6 +316,11 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(r.model.description?.input.first?.type?.kind,
                        .image(Spec.ImageFeatureType(width: 8, height: 8, colorSpace: .bgr)))
         XCTAssertEqual(r.model.specificationVersion, 1)
+        // Without a preprocessing node: the identity scaler, as NeuralNetworkBuilder writes it.
+        var plain = ExportGraphs.conv()
+        try plain.markImageInput("x", feature: ImageFeature(width: 8, height: 8, colorSpace: .rgb))
+        let p = try export(plain, "image_rgb_identity")
+        XCTAssertEqual(p.model.neuralNetwork?.preprocessing, [Spec.NeuralNetworkPreprocessing(featureName: "x", preprocessor: .scaler(Spec.ImageScaler(channelScale: 1)))])
     }
 
     func testImageOutput() throws {
@@ -340,6 +345,8 @@ final class CoreMLExportTests: XCTestCase {
             (.clippedReLU(maxValue: nil, negativeSlope: 0.2, threshold: 0), ["leakyReLU"]),
             (.swish, ["sigmoid", "multiply"]), (.exponential, ["unary"]),
             (.gelu(approximate: true), ["multiply", "multiply", "linear", "add", "linear", "sigmoid", "multiply"]),
+            (.gelu(approximate: false), ["unary", "unary", "linear", "multiply", "linear", "multiply", "linear", "multiply", "linear",
+                                         "multiply", "multiply", "unary", "multiply", "linear", "multiply", "add", "linear"]),
         ]
         for (a, expected) in cases {
             let r = try export(ExportGraphs.single(.activation(a), shape: [1, 4, 4, 2]), "act_\(expected.joined(separator: "_"))")
@@ -459,7 +466,7 @@ final class CoreMLExportTests: XCTestCase {
     func testEveryUnsupportedNodeIsListed() throws {
         let x = ValueInfo(name: "x", type: TensorType([1, 4, 4, 3]))
         let nodes = [
-            Node(name: "gelu", op: .activation(.gelu(approximate: false)), inputs: ["x"], outputs: ["a"]),
+            Node(name: "relu", op: .activation(.relu), inputs: ["x"], outputs: ["a"]),
             Node(name: "pad", op: .pad(PadAttributes(mode: .constant, pads: [[0, 0], [0, 0], [0, 0], [1, 1]])), inputs: ["a"], outputs: ["b"]),
             Node(name: "up", op: .deconv2d(Deconv2DAttributes(kernel: [3, 3], strides: [2, 2], dilations: [2, 2], padding: .valid, outputChannels: 2)),
                  inputs: ["b"], outputs: ["c"], weights: ["weight": randomConstant([5, 2, 3, 3])]),
@@ -468,8 +475,8 @@ final class CoreMLExportTests: XCTestCase {
         let g = Graph(inputs: [x], outputs: ["d"], nodes: nodes)
         XCTAssertThrowsError(try CoreMLExporter.model(from: g)) { e in
             guard let err = e as? CoreMLExportError else { return XCTFail("\(e)") }
-            XCTAssertEqual(err.problems.map(\.node), ["gelu", "pad", "up", "t"])
-            XCTAssertTrue(err.description.contains("spec 4"), err.description)
+            XCTAssertEqual(err.problems.map(\.node), ["pad", "up", "t"])
+            XCTAssertTrue(err.description.contains("dilation [2, 2]"), err.description)
             XCTAssertTrue(err.problems.allSatisfy { !$0.suggestion.isEmpty })
         }
     }

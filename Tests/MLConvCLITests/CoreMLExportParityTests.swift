@@ -90,8 +90,9 @@ final class CoreMLExportParityTests: XCTestCase {
         let bytes = try model.encode()
         let decoded = try Spec.Model.decode(bytes, fileName: label + ".mlmodel")
         XCTAssertEqual(decoded, model, "\(label): encode → decode changed the spec")
-        let imported = try CoreMLImporter.graph(from: decoded, fileName: label + ".mlmodel")
         let expected = try Model(graph: graph).prediction(from: feeds)
+        try keep(model, label: label, feeds: feeds, expected: expected, options: options)
+        let imported = try CoreMLImporter.graph(from: decoded, fileName: label + ".mlmodel")
         let got = try Model(graph: imported).prediction(from: try adapt(feeds, to: imported, model: model, renames: options.inputNames))
         var worst: Float = 0
         for o in graph.outputs {
@@ -101,7 +102,6 @@ final class CoreMLExportParityTests: XCTestCase {
             }
             worst = max(worst, try relativeError(g, e, chw: isCHW(name, model.description?.output ?? [])))
         }
-        try keep(model, label: label, feeds: feeds, expected: expected, options: options)
         return (worst, model, imported)
     }
 
@@ -143,6 +143,14 @@ final class CoreMLExportParityTests: XCTestCase {
                                       architectureJSON: fx.config.map { Self.kerasDir.appendingPathComponent($0) })
     }
 
+    /// Fixtures whose exported model uses a layer CoreMLImporter cannot read back (the IR has no
+    /// op for it); reported, not failed. `Scripts/check_mlmodel_export.py load` runs them with
+    /// its NumPy interpreter instead (MLCONV_EXPORT_DIR).
+    static let importerGaps: [String: String] = [
+        "activations_k2": "exact GELU is written with unary INVERSE, which the IR (and so CoreMLImporter) cannot express",
+        "activations_k3": "exact GELU is written with unary INVERSE, which the IR (and so CoreMLImporter) cannot express",
+    ]
+
     // MARK: - Keras fixtures
 
     /// Every converted Keras fixture: export → bytes → import → run equals the original IR.
@@ -158,6 +166,9 @@ final class CoreMLExportParityTests: XCTestCase {
             } catch let e as CoreMLExportError {
                 rejected.append(fx.name)
                 summary.append("\(fx.name): not writable: " + e.problems.map { "\($0.node) (\($0.op)): \($0.reason)" }.joined(separator: "; "))
+            } catch let e as CoreMLImportError where Self.importerGaps[fx.name] != nil {
+                exported += 1
+                summary.append("\(fx.name): written; re-import SKIPPED: \(Self.importerGaps[fx.name]!) (\(e))")
             } catch {
                 XCTFail("\(fx.name): \(error)")
                 summary.append("\(fx.name): FAILED: \(error)")

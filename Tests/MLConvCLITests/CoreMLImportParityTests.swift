@@ -450,6 +450,14 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         assertClose(r["d"]!, d, tolerance: 1e-5)
     }
 
+    func testEmbeddingLooksUpOneIndex() throws {
+        let table = randomFloats(count: 3 * 5, seed: 19)  // [outputChannels 3, inputDim 5]
+        let r = try run([("i", [1], [3])], [("e", [3])],
+                        [layer("e", ["i"], ["e"], .embedding(Spec.EmbeddingLayerParams(
+                            inputDim: 5, outputChannels: 3, hasBias: true, weights: Spec.WeightParams(table), bias: Spec.WeightParams([1, 2, 3]))))])
+        assertClose(r["e"]!, (0..<3).map { table[$0 * 5 + 3] + Float($0 + 1) }, tolerance: 1e-6)
+    }
+
     func testMeanImageIsSubtracted() throws {
         let (h, w) = (2, 3)
         let mean = (0..<(3 * h * w)).map { Float($0) * 1.5 }

@@ -355,11 +355,48 @@ extension ExportWriter {
             emit(freshLayerName("\(layerName)__sigmoid"), [z], [s], Self.act(.sigmoid))
             emit(freshLayerName("\(layerName)__multiply"), [input, s], [output], .multiply(alpha: 0))
         case .gelu(approximate: false):
-            fail(node, "exact GELU (erf) needs the `gelu` layer of spec 4, which only runs in the ND layout (EXACT_ARRAY_MAPPING) this writer does not emit",
-                 "Use the tanh-approximate GELU (written with spec-1 layers), or convert to an ML program.")
+            lowerExactGELU(node: node, input: input, output: output, layerName: layerName)
         case .exponential:
             emit(layerName, [input], [output], Self.unary(.exp))
         }
+    }
+
+    /// Exact GELU with spec-1 layers (the `gelu` layer needs spec 4 and the ND layout):
+    /// 0.5·(x + |x|·erf(|x|/√2)) — x·erf(x/√2) is even — with erf from Abramowitz & Stegun
+    /// 7.1.26 (|error| ≤ 1.5e-7): erf(z) = 1 − t(a1 + t(a2 + t(a3 + t(a4 + t·a5))))·e^(−z²),
+    /// t = 1/(1 + p·z). Uses unary ABS, INVERSE and EXP.
+    mutating func lowerExactGELU(node: Node, input: String, output: String, layerName: String) {
+        let p: Float = 0.3275911
+        let a: [Float] = [0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429]
+        var step = 0
+        func blob(_ what: String) -> String { tempBlob("\(output)__gelu_\(what)") }
+        func next(_ what: String) -> String {
+            step += 1
+            return step == 1 ? layerName : freshLayerName("\(layerName)__\(what)")
+        }
+        let u = blob("abs")
+        emit(next("abs"), [input], [u], .unary(Spec.UnaryFunctionLayerParams(type: .abs, alpha: 1, epsilon: 1e-6, shift: 0, scale: 1)))
+        let t = blob("t")
+        emit(next("t"), [u], [t], .unary(Spec.UnaryFunctionLayerParams(type: .inverse, alpha: 1, epsilon: 0, shift: 1, scale: p / 2.0.squareRoot())))
+        // Horner: h = a5·t + a4; h = h·t + a3; …; poly = h·t.
+        var h = blob("h4")
+        emit(next("h4"), [t], [h], Self.act(.linear(alpha: a[4], beta: a[3])))
+        for k in stride(from: 2, through: 0, by: -1) {
+            let m = blob("m\(k + 1)"), hk = blob("h\(k + 1)")
+            emit(next("m\(k + 1)"), [h, t], [m], .multiply(alpha: 0))
+            emit(next("h\(k + 1)"), [m], [hk], Self.act(.linear(alpha: 1, beta: a[k])))
+            h = hk
+        }
+        let poly = blob("poly"), x2 = blob("x2"), e = blob("exp"), pe = blob("poly_exp"), erf = blob("erf"), ue = blob("x_erf"), sum = blob("sum")
+        emit(next("poly"), [h, t], [poly], .multiply(alpha: 0))
+        emit(next("x2"), [input, input], [x2], .multiply(alpha: 0))
+        emit(next("exp"), [x2], [e], .unary(Spec.UnaryFunctionLayerParams(type: .exp, alpha: 1, epsilon: 1e-6, shift: 0, scale: -0.5)))
+        emit(next("poly_exp"), [poly, e], [pe], .multiply(alpha: 0))
+        emit(next("erf"), [pe], [erf], Self.act(.linear(alpha: -1, beta: 1)))
+        emit(next("x_erf"), [u, erf], [ue], .multiply(alpha: 0))
+        emit(next("sum"), [input, ue], [sum], .add(alpha: 0))
+        emit(next("half"), [sum], [output], Self.act(.linear(alpha: 0.5, beta: 0)))
+        notes.append("node '\(node.name)': exact GELU written with spec-1 layers (erf by Abramowitz–Stegun 7.1.26, |error| ≤ 1.5e-7)")
     }
 
     // MARK: - Spatial

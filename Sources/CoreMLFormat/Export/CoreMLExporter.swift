@@ -226,16 +226,22 @@ struct ExportWriter {
 
     // MARK: - Image preprocessing
 
-    /// Folds each image input's `<input>__preprocessing` batchNorm into a `NeuralNetworkImageScaler`.
+    /// Folds each image input's `<input>__preprocessing` batchNorm into a
+    /// `NeuralNetworkImageScaler`. Image inputs without one get the identity scaler
+    /// (channelScale 1), as `NeuralNetworkBuilder.set_pre_processing_parameters` writes it.
     mutating func foldImagePreprocessing() {
         for feature in graph.description.inputs {
             guard let image = feature.image, graph.inputs.contains(where: { $0.name == feature.name }) else { continue }
             let nodeName = Graph.preprocessingNodeName(for: feature.name)
+            let identity = Spec.NeuralNetworkPreprocessing(featureName: blob(feature.name), preprocessor: .scaler(Spec.ImageScaler(channelScale: 1)))
             guard let node = graph.nodes.first(where: { $0.name == nodeName }),
                   case let .batchNorm(attr) = node.op, node.inputs == [feature.name], node.outputs.count == 1,
                   !graph.outputs.contains(node.outputs[0]),
                   let mean = node.weights["mean"]?.floats(), let variance = node.weights["variance"]?.floats()
-            else { continue }
+            else {
+                preprocessing.append(identity)
+                continue
+            }
             let c = mean.count
             let gamma = node.weights["gamma"]?.floats() ?? [Float](repeating: 1, count: c)
             let beta = node.weights["beta"]?.floats() ?? [Float](repeating: 0, count: c)
@@ -247,6 +253,7 @@ struct ExportWriter {
             guard let s0 = scale.first, scale.allSatisfy({ abs($0 - s0) <= 1e-6 * max(1, abs(s0)) }) else {
                 notes.append("image input '\(feature.name)': preprocessing node '\(nodeName)' has per-channel scales \(scale); "
                     + "kept as a batchnorm layer (NeuralNetworkImageScaler has one scale)")
+                preprocessing.append(identity)
                 continue
             }
             var scaler = Spec.ImageScaler(channelScale: s0)

@@ -44,7 +44,7 @@ public struct CoreMLImportResult: Sendable {
 /// **Layers.** convolution (groups, dilation, valid/same padding, deconvolution), pooling,
 /// activation (every `ActivationParams` kind), innerProduct, batchnorm, add, multiply, average,
 /// max, min, scale, bias, softmax, concat, flatten, reshape, permute, padding, crop, upsample,
-/// resizeBilinear (integer factors), unary (exp, threshold, abs, power 1 and 2), split, slice, reduce (over H×W or C), mvn without
+/// resizeBilinear (integer factors), embedding (one index), unary (exp, threshold, abs, power 1 and 2), split, slice, reduce (over H×W or C), mvn without
 /// variance normalisation, loadConstant, custom (→ `Op.custom`) and the elementwise rank-N layers
 /// copy, tanh, clip, clampedReLU and gelu. Everything else — recurrent layers, the other rank-N
 /// (spec 4) layers, and configurations the IR cannot express (sqrt, log, l2normalize, LRN, …) —

@@ -59,7 +59,7 @@ final class LayerImporter {
             return "L2 pooling is not expressible in mlconv's IR"
         case .convolution, .pooling, .activation, .innerProduct, .softmax, .crop, .padding, .upsample,
              .add, .multiply, .average, .max, .min, .scale, .bias, .reshape, .flatten, .permute, .custom,
-             .loadConstant, .split:
+             .loadConstant, .split, .embedding:
             break
         case let .concat(seq):
             if seq { return "sequence concatenation (sequenceConcat) is not supported: mlconv's IR has no sequence axis" }
@@ -91,7 +91,6 @@ final class LayerImporter {
             if p.stride > 1 && p.axis == .channel { return "channel slicing with stride \(p.stride) is not expressible in mlconv's IR" }
         case let .resizeBilinear(p):
             if p.mode == .roiAlign { return "resizeBilinear in ROI_ALIGN_MODE is not expressible in mlconv's IR" }
-        case .embedding: return "embedding (index lookup) is not expressible in mlconv's IR"
         case .dot: return "dot product layers are not supported"
         case .reorganizeData: return "reorganizeData (space-to-depth / depth-to-space) is not expressible in mlconv's IR"
         case .sequenceRepeat: return "sequenceRepeat is not supported: mlconv's IR has no sequence axis"
@@ -236,6 +235,9 @@ final class LayerImporter {
         case let .unary(p):
             try expectInputs(ins, 1)
             return [try unary(p, ins[0], name: name, out: out)]
+        case let .embedding(p):
+            try expectInputs(ins, 1)
+            return [try embedding(p, ins[0], name: name, out: out)]
         case let .resizeBilinear(p):
             try expectInputs(ins, 1)
             return [try resizeBilinear(p, ins[0], name: name, out: out)]
@@ -673,6 +675,24 @@ final class LayerImporter {
         }
         let x = try b.toNHWC(x0, base: name)
         return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: scale, mode: mode)), [x], output: out)
+    }
+
+    /// Embedding of one index (a [1] blob; Core ML's sequence axis is not represented): the IR's
+    /// embedding on [1, 1] gives [1, 1, D], reshaped to the vector [1, D]; the bias, if any, is a
+    /// per-channel affine.
+    private func embedding(_ p: Spec.EmbeddingLayerParams, _ x0: String, name: String, out: String) throws -> String {
+        let d = b.chw(x0)
+        guard d.c == 1, d.h == 1, d.w == 1 else {
+            throw LayerImportFailure("expects one index ([1] blob), found [C, H, W] = [\(d.c), \(d.h), \(d.w)]")
+        }
+        let x = try b.toVector(x0, base: name)
+        let dim = Int(p.outputChannels), vocab = Int(p.inputDim)
+        let w = try WeightImport.constant(p.weights, shape: [dim, vocab], axis: 0, what: "weight")
+        let e = try b.emit(name + "__lookup", .embedding(outputChannels: dim), [x], weights: ["weight": w])
+        if !p.hasBias { return try b.emit(name, .reshape(targetShape: [dim]), [e], output: out) }
+        let v = try b.emit(name + "__vector", .reshape(targetShape: [dim]), [e])
+        let bias = try WeightImport.floats(p.bias, count: dim, what: "bias")
+        return try channelAffine(v, scale: nil, bias: bias, name: name, out: out)
     }
 
     /// resizeBilinear to an integer multiple of the input size: the sampling grid of

@@ -35,9 +35,9 @@ enum InspectCommand: Command {
             r["producer"] = b.producer
             report = r
         case .coreML:
-            // TODO(lead): switch to CoreMLInspector.report(for:) when Inspect/ lands.
-            _ = text
-            report = graphReport(try loadGraph(url))
+            let r = try CoreMLInspector.report(for: url)
+            report = r.jsonObject
+            text = r.text
         }
         if args.has("--json") {
             let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])

@@ -1,5 +1,4 @@
 import CDNNL
-import Dispatch
 import MLGraph
 import Synchronization
 
@@ -20,8 +19,9 @@ import Glibc
 ///    activations, masks, Bidirectional with goBackwards): the input projection x·Wᵀ + b for all
 ///    T steps is one oneDNN inner product per direction; each step runs one small oneDNN inner
 ///    product h·Rᵀ (GRU without reset_after: two, the second on r∘h) and the gate arithmetic in
-///    Swift. The two directions of a Bidirectional layer run concurrently when the kernel may
-///    use two or more threads.
+///    Swift. The two directions of a Bidirectional layer run one after the other (running them on
+///    two GCD threads measured several times slower on a loaded 2-core machine: the second thread
+///    waits to be scheduled longer than a direction takes, ~0.4 ms for LSTM(128) over 75 steps).
 ///
 /// Both prepare (reorder) their weights once and are safe to run concurrently: per-call buffers
 /// and oneDNN execution contexts come from pools (as `DNNLExecutable`).
@@ -151,11 +151,11 @@ final class RecurrentPool<T: AnyObject & Sendable>: @unchecked Sendable {
 
 /// Runs `body` with the calling thread's OpenMP thread count set to `threads`, then restores it.
 @inline(__always)
-private func withOMPThreads<R>(_ threads: Int32, _ body: () -> R) -> R {
+private func withOMPThreads<R>(_ threads: Int32, _ body: () throws -> R) rethrows -> R {
     let old = omp_get_max_threads()
     if old != threads { omp_set_num_threads(threads) }
     defer { if old != threads { omp_set_num_threads(old) } }
-    return body()
+    return try body()
 }
 
 // MARK: - 1. One oneDNN RNN primitive per layer
@@ -551,8 +551,6 @@ final class DNNLRecurrentBatchedKernel: Kernel {
     let plans: [DirectionPlan]
     /// OpenMP threads of the input projection and of the per-step products.
     let projectionThreads, stepThreads: Int32
-    /// Run the two directions of a Bidirectional layer on two threads.
-    let parallelDirections: Bool
     /// Keras `zero_output_for_mask` (Bidirectional with return_sequences).
     let zeroOutputForMask: Bool
     private let pool: RecurrentPool<Work>
@@ -562,29 +560,31 @@ final class DNNLRecurrentBatchedKernel: Kernel {
         let a = layer.a
         let (n, t, d, u, g) = (layer.batch, layer.steps, layer.inputSize, layer.units, layer.gates)
         let gruClassic = a.kind == .gru && !a.resetAfter
+        let threads = DNNLRuntime.threads(for: ctx)
+        projectionThreads = threads
+        // A step's product is small (N·G·U·U multiply-adds): OpenMP fork/join would cost more
+        // than it saves below ~1M multiply-adds. The step primitives are created with the count
+        // they run with (oneDNN sizes its work partitioning and scratchpad at creation).
+        let stepThreads: Int32 = n * g * u * u < (1 << 20) ? 1 : threads
+        self.stepThreads = stepThreads
         var plans: [DirectionPlan] = []
         for w in layer.directions {
             var xBias = w.bias
             for row in 0..<(g * u) where !(a.kind == .gru && a.resetAfter && row >= 2 * u) { xBias[row] += w.recurrentBias[row] }
             let projection = try RecurrentInnerProduct(rows: n * t, inputs: d, outputs: g * u, weights: w.kernel, bias: xBias)
             let recurrentRows = gruClassic ? 2 * u : g * u
-            let recurrent = try RecurrentInnerProduct(rows: n, inputs: u, outputs: recurrentRows,
-                                                      weights: Array(w.recurrentKernel[..<(recurrentRows * u)]), bias: nil)
-            let candidate = gruClassic
-                ? try RecurrentInnerProduct(rows: n, inputs: u, outputs: u, weights: Array(w.recurrentKernel[(2 * u * u)...]), bias: nil)
-                : nil
+            let (recurrent, candidate) = try withOMPThreads(stepThreads) {
+                () throws -> (RecurrentInnerProduct, RecurrentInnerProduct?) in
+                (try RecurrentInnerProduct(rows: n, inputs: u, outputs: recurrentRows,
+                                           weights: Array(w.recurrentKernel[..<(recurrentRows * u)]), bias: nil),
+                 gruClassic ? try RecurrentInnerProduct(rows: n, inputs: u, outputs: u,
+                                                        weights: Array(w.recurrentKernel[(2 * u * u)...]), bias: nil) : nil)
+            }
             let candidateBias = a.kind == .gru && a.resetAfter ? Array(w.recurrentBias[(2 * u)...]) : []
             plans.append(DirectionPlan(projection: projection, recurrent: recurrent, candidate: candidate,
                                        candidateBias: candidateBias, goBackwards: w.goBackwards))
         }
         self.plans = plans
-        let threads = DNNLRuntime.threads(for: ctx)
-        parallelDirections = a.directions == 2 && threads >= 2
-        projectionThreads = parallelDirections ? Swift.max(1, threads / 2) : threads
-        // A step's product is small (N·G·U·U multiply-adds): OpenMP fork/join would cost more
-        // than it saves below ~1M multiply-adds.
-        let stepWork = n * g * u * u
-        stepThreads = stepWork < (1 << 20) ? 1 : projectionThreads
         zeroOutputForMask = a.bidirectional != nil && a.returnSequences
         let capturedPlans = plans, capturedLayer = layer
         pool = try RecurrentPool { Work(try capturedPlans.map { try DirectionWork($0, layer: capturedLayer) }) }
@@ -594,20 +594,9 @@ final class DNNLRecurrentBatchedKernel: Kernel {
         pool.with { work in
             let a = layer.a
             let maskIndex = a.hasMask ? inputs.count - 1 : nil
-            var ok = [Bool](repeating: true, count: plans.count)
-            if parallelDirections {
-                let inputAddresses = inputs.map { UInt(bitPattern: $0) }
-                let results = Mutex([true, true])
-                DispatchQueue.concurrentPerform(iterations: 2) { d in
-                    let ins = inputAddresses.map { UnsafePointer<Float>(bitPattern: $0)! }
-                    let r = runDirection(d, ins, maskIndex: maskIndex, work.directions[d])
-                    results.withLock { $0[d] = r }
-                }
-                ok = results.withLock { $0 }
-            } else {
-                for d in plans.indices { ok[d] = runDirection(d, inputs, maskIndex: maskIndex, work.directions[d]) }
-            }
-            guard ok.allSatisfy({ $0 }) else {
+            var ok = true
+            for d in plans.indices where ok { ok = runDirection(d, inputs, maskIndex: maskIndex, work.directions[d]) }
+            guard ok else {
                 // Cannot happen after a successful prepare; make a failure visible rather than silent.
                 let (n, t, u) = (layer.batch, layer.steps, layer.units)
                 for (i, o) in outputs.enumerated() {

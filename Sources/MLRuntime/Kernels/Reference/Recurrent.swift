@@ -190,6 +190,11 @@ final class ReferenceRecurrent: Kernel {
         // (output position, step of the forward sequence, step of the backward sequence)
         let positions: [(Int, Int, Int)] = a.returnSequences ? (0..<t).map { ($0, $0, t - 1 - $0) } : [(0, t - 1, t - 1)]
         let width = a.bidirectional == .concat ? 2 * u : u
+        guard t > 0 else {
+            // No steps: the last output is the zero "previous output" (sequences are empty).
+            if !a.returnSequences { (y + n * width).update(repeating: 0, count: width) }
+            return
+        }
         for (p, kf, kb) in positions {
             let out = y + (a.returnSequences ? (n * t + p) * width : n * width)
             for j in 0..<u {
