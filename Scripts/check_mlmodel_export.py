@@ -10,26 +10,35 @@ Set-up, once (coremltools in its own venv):
 Run (from the repository root):
 
     PY=/opt/ctvenv/bin/python; DIR=$(mktemp -d)
-    MLCONV_EXPORT_DIR=$DIR swift test --filter CoreMLExportTests     # 1. our writer → $DIR/*.mlmodel
+    MLCONV_EXPORT_DIR=$DIR swift test --filter CoreMLExport          # 1. our writer → $DIR/*.mlmodel
     $PY Scripts/check_mlmodel_export.py all $DIR                     # 2. the checks below
     $PY Scripts/check_mlmodel_export.py fixtures                     # 3. (re)make Fixtures/coreml
+
+Step 1 runs Tests/CoreMLFormatTests/CoreMLExportTests.swift (small graphs per feature; quantized
+ones also leave X.expected.json) and Tests/MLConvCLITests/CoreMLExportParityTests.swift (every
+Keras fixture, its fp16 / linear / LUT variants and the real models of ../shared, each with
+X.input_*.npy and the original IR's X.output_*.npy in Core ML layout).
 
 Sub-commands:
   load DIR     (a) coremltools' `load_spec` parses every DIR/*.mlmodel; each spec is checked with
                the Core ML validator's weight rules (one storage field, fp16 weight/bias pairing,
                1…8 bits, LUT of 2^n, rawValue ≥ ceil(n·N/8), linear scale/bias lengths) and its
                specificationVersion against the features it uses (fp16/custom → 2, quantized /
-               resizeBilinear → 3, ND layers → 4). Where the Swift test left X.input_*.npy and
+               resizeBilinear → 3, ND layers → 4). Where the Swift tests left X.input_*.npy and
                X.output_*.npy (outputs of the original IR), the model is also run with this
-               script's NumPy interpreter of the classic layers and compared.
+               script's NumPy interpreter of the classic layers and compared (max |Δ| ≤ 1e-4 ·
+               max(1, max|IR|)): a check of the written semantics that does not use mlconv's
+               importer or runtime.
   compare DIR  (b) for each DIR/*.mlmodel with float32 weights, rebuilds the same network with
                coremltools' own `NeuralNetworkBuilder` (same layer kinds, parameters and weights,
                read from our spec) and prints every field that differs, layer by layer, plus
                the model description. Differences listed in KNOWN_DIFFERENCES are reported as
                such; others fail.
-  quant DIR    (c) for each DIR/X.mlmodel with an X.expected.json (the IR's dequantized weights
-               per "layer.role"), dequantizes with coremltools' own code
-               (`quantization_utils._dequantize_nn_spec`) and requires equal values.
+  quant DIR    (c) dequantizes every quantized weight of DIR/*.mlmodel with coremltools' own code
+               (`quantization_utils._dequantize_wp`, what `_dequantize_nn_spec` calls, with the
+               layer's shape and axis: 1 for deconvolution) and requires the values this script's
+               unpacker gives (which `load` runs against the IR) and, where X.expected.json has
+               them, the IR's own values.
   fixtures [OUT]  builds one small model per layer type the writer emits with
                `NeuralNetworkBuilder` (random weights, seed 0), computes NumPy reference
                outputs with the interpreter below, and writes OUT (default Fixtures/coreml):
@@ -674,7 +683,7 @@ def rebuild_layer(b, layer):
         b.add_resize_bilinear(name, ins[0], outs[0], p.targetSize[0], p.targetSize[1], modes[p.mode.samplingMethod])
     elif k == "unary":
         modes = ["sqrt", "rsqrt", "inverse", "power", "exp", "log", "abs", "threshold"]
-        b.add_unary(name, ins[0], outs[0], modes[p.type], alpha=p.alpha, shift=p.shift, scale=p.scale)
+        b.add_unary(name, ins[0], outs[0], modes[p.type], alpha=p.alpha, shift=p.shift, scale=p.scale, epsilon=p.epsilon)
     elif k in ("add", "multiply", "average", "max", "min"):
         mode = {"add": "ADD", "multiply": "MULTIPLY", "average": "AVE", "max": "MAX", "min": "MIN"}[k]
         b.add_elementwise(name, ins, outs[0], mode, alpha=(p.alpha if len(ins) == 1 else None))
@@ -1008,6 +1017,19 @@ def make_fixtures(out):
     b = img_builder((C, H, W))
     b.add_unary("exp", "x", "y", "exp")
     add("unary_exp", b, {"x": x}, "exp")
+    b = img_builder((C, H, W))
+    b.add_unary("abs", "x", "y", "abs")
+    add("unary_abs", b, {"x": x}, "abs (exact GELU lowering)")
+    b = img_builder((C, H, W))
+    b.add_unary("inv", "x", "y", "inverse", shift=1.0, scale=0.25, epsilon=0.0)
+    add("unary_inverse", b, {"x": np.abs(x)}, "1/(0.25x + 1) (exact GELU lowering)")
+    b = img_builder((C, H, W))
+    b.add_load_constant("k", "k_out", r(C, H, W), [C, H, W])
+    b.add_elementwise("mul", ["x", "k_out"], "y", "MULTIPLY")
+    add("load_constant_multiply", b, {"x": x}, "loadConstant [C,H,W] times the input (full-alpha PReLU lowering)")
+    b = NeuralNetworkBuilder([("a", A(C, H, W)), ("b", A(C, 1, 1))], [("y", A(C, H, W))])
+    b.add_elementwise("add", ["a", "b"], "y", "ADD")
+    add("add_broadcast", b, {"a": r(C, H, W), "b": r(C, 1, 1)}, "[C,H,W] + [C,1,1]")
 
     # Elementwise / merge
     two = [("a", A(C, H, W)), ("b", A(C, H, W))]

@@ -184,7 +184,7 @@ final class CoreMLExportTests: XCTestCase {
         let w = ExportGraphs.float16([4, 3, 3, 3], randomFloats(count: 108, seed: 5))
         let r = try export(ExportGraphs.conv(weight: w, activation: nil), "conv_fp16")
         XCTAssertEqual(r.model.specificationVersion, 2)
-        XCTAssertEqual(r.versionReasons.map(\.version), [2])
+        XCTAssertEqual(r.versionReasons, [CoreMLSpecVersionReason(version: 2, reason: "fp16 weights (node 'conv')")])
         guard case let .convolution(p)? = r.model.neuralNetwork?.layers.first?.layer else { return XCTFail() }
         XCTAssertEqual(p.weights?.storage, .float16)
         XCTAssertEqual(p.bias?.storage, .float16, "the fp32 bias must be converted to fp16")
@@ -256,6 +256,8 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(p.parameters.map(\.key), ["a", "k"])
         let r4 = try export(g, "custom_spec4", options: CoreMLExportOptions(minimumSpecificationVersion: 4))
         XCTAssertEqual(r4.model.specificationVersion, 4)
+        XCTAssertEqual(r4.versionReasons.map(\.description), ["spec 2: custom layer 'MyLayer' (node 'n')",
+                                                               "spec 4: requested by CoreMLExportOptions.minimumSpecificationVersion"])
         let r1 = try CoreMLExporter.export(g, options: CoreMLExportOptions(minimumSpecificationVersion: 1))
         XCTAssertEqual(r1.model.specificationVersion, 2, "the option never lowers below what the features need")
     }

@@ -57,6 +57,26 @@ final class RecurrentDifferentialTests: XCTestCase {
         }
     }
 
+    /// Batches large enough that the primitives run on two OpenMP threads (layer, projection
+    /// and per-step products above their single-thread thresholds).
+    func testLargeBatchMultithreadedMatchesReference() throws {
+        let configs: [RecurrentAttributes] = [
+            .init(kind: .lstm, units: 128, returnSequences: true, returnState: true),
+            .init(kind: .lstm, units: 128, recurrentActivation: .hardSigmoid(alpha: 0.2, beta: 0.5), returnSequences: true,
+                  returnState: true, hasMask: true),
+            .init(kind: .gru, units: 128, resetAfter: false),
+        ]
+        for (i, a) in configs.enumerated() {
+            let k = try compare(recurrentNode(a, inputSize: 96, bias: true, seed: UInt64(40 + i), scale: 0.2), batch: 24, steps: 24,
+                                seed: UInt64(50 + i), label: "large \(a.kind) \(a.recurrentActivation)")
+            if let k = k as? DNNLRNNKernel {
+                XCTAssertEqual(k.executable.threads, 2)
+            } else if let k = k as? DNNLRecurrentBatchedKernel {
+                XCTAssertEqual([k.projectionThreads, k.stepThreads], [2, 2], "\(a.kind)")
+            }
+        }
+    }
+
     /// Which kernel takes which configuration.
     func testPathSelection() throws {
         func kernel(_ a: RecurrentAttributes) throws -> Kernel? {
@@ -89,9 +109,11 @@ final class RecurrentDifferentialTests: XCTestCase {
             .init(kind: .lstm, units: 16, recurrentActivation: .hardSigmoid(alpha: 0.2, beta: 0.5), returnSequences: true,
                   returnState: true, bidirectional: .ave, hasMask: true),
             .init(kind: .gru, units: 8, returnSequences: true, goBackwards: true, resetAfter: false),
+            // Large enough for two OpenMP threads per run.
+            .init(kind: .lstm, units: 128, recurrentActivation: .hardSigmoid(alpha: 0.2, beta: 0.5), returnState: true),
         ]
         for (c, a) in configs.enumerated() {
-            let (n, t, d) = (2, 9, 5)
+            let (n, t, d) = a.units > 100 ? (24, 20, 96) : (2, 9, 5)
             let node = recurrentNode(a, inputSize: d, bias: true, seed: UInt64(c))
             let kernel = try XCTUnwrap(try makeOptimized(node, batch: n, steps: t))
             let inputs = try inputValues(node, batch: n, steps: t, seed: 77)

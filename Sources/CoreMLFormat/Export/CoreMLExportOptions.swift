@@ -60,6 +60,7 @@ public struct CoreMLSpecVersionReason: Sendable, Hashable, CustomStringConvertib
         self.reason = reason
     }
 
+    /// "spec N: reason".
     public var description: String { "spec \(version): \(reason)" }
 }
 
@@ -97,6 +98,7 @@ public struct CoreMLExportError: Error, Sendable, Equatable, CustomStringConvert
             self.suggestion = suggestion
         }
 
+        /// "node 'name' (op): reason. suggestion".
         public var description: String { "node '\(node)' (\(op)): \(reason). \(suggestion)" }
     }
 
@@ -106,6 +108,7 @@ public struct CoreMLExportError: Error, Sendable, Equatable, CustomStringConvert
     /// - Parameter problems: the problems found (at least one).
     public init(problems: [Problem]) { self.problems = problems }
 
+    /// A header line and one indented line per problem.
     public var description: String {
         "cannot write the graph as a Core ML neural network (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n"
             + problems.map { "  - \($0)" }.joined(separator: "\n")

@@ -130,7 +130,8 @@ extension ExportWriter {
             emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
         case let .custom(a): lowerCustom(node, a, inBlobs)
         case .recurrent, .embedding, .sequenceMask, .applyMask:
-            // TODO(sequence models issue): uniDirectionalLSTM / biDirectionalLSTM / gru / simpleRecurrent / embedding.
+            // TODO(sequence models issue): uniDirectionalLSTM / biDirectionalLSTM / gru / simpleRecurrent / embedding,
+            // on the Seq axis (permute [2, 1, 0, 3] moves the writer's rank-3 steps from H to Seq and back).
             fail(node, "sequence layers are not written to .mlmodel yet", "Convert to .mlbundle instead, which runs them.")
         }
     }
@@ -377,7 +378,7 @@ extension ExportWriter {
         let u = blob("abs")
         emit(next("abs"), [input], [u], .unary(Spec.UnaryFunctionLayerParams(type: .abs, alpha: 1, epsilon: 1e-6, shift: 0, scale: 1)))
         let t = blob("t")
-        emit(next("t"), [u], [t], .unary(Spec.UnaryFunctionLayerParams(type: .inverse, alpha: 1, epsilon: 0, shift: 1, scale: p / 2.0.squareRoot())))
+        emit(next("t"), [u], [t], .unary(Spec.UnaryFunctionLayerParams(type: .inverse, alpha: 1, epsilon: 0, shift: 1, scale: p / Float(2).squareRoot())))
         // Horner: h = a5·t + a4; h = h·t + a3; …; poly = h·t.
         var h = blob("h4")
         emit(next("h4"), [t], [h], Self.act(.linear(alpha: a[4], beta: a[3])))
@@ -440,7 +441,7 @@ extension ExportWriter {
         case .bilinearAlignCorners:
             // resizeBilinear STRICT_ALIGN_ENDPOINTS_MODE = linspace(0, X-1, N): align_corners=True, spec 3.
             // (upsample ALIGN_CORNERS_TRUE would need spec 5 and the ND layout.)
-            need(3, "bilinear align-corners upsampling as resizeBilinear (node '\(node.name)')")
+            need(3, "bilinear align-corners upsampling as resizeBilinear", node: node.name)
             emit(node.name, [inBlob], [out], .resizeBilinear(Spec.ResizeBilinearLayerParams(
                 targetSize: [UInt64(input.shape[1] * a.scale[0]), UInt64(input.shape[2] * a.scale[1])],
                 mode: .strictAlignEndpoints)))
@@ -569,7 +570,7 @@ extension ExportWriter {
     // MARK: - Custom
 
     mutating func lowerCustom(_ node: Node, _ a: CustomLayerAttributes, _ inBlobs: [String]) {
-        need(2, "custom layer '\(a.className)' (node '\(node.name)')")
+        need(2, "custom layer '\(a.className)'", node: node.name)
         let keys = node.weights.keys.sorted { (Int($0.dropFirst()) ?? Int.max, $0) < (Int($1.dropFirst()) ?? Int.max, $1) }
         var weights: [Spec.WeightParams] = []
         for k in keys {

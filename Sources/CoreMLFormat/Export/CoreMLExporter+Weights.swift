@@ -16,7 +16,7 @@ extension ExportWriter {
         case .float32:
             return Spec.WeightParams(c.floats())
         case .float16:
-            need(2, "fp16 weights (node '\(node.name)', \(role))")
+            need(2, "fp16 weights", node: node.name)
             return Spec.WeightParams(float16Value: Array(c.storage.buffer.prefix(2 * n)))
         case let .linear(q):
             guard (1...8).contains(q.bits) else {
@@ -36,7 +36,7 @@ extension ExportWriter {
                      "Re-quantize the weight.")
                 return nil
             }
-            need(3, "\(q.bits)-bit linear quantized weights (node '\(node.name)', \(role))")
+            need(3, "\(q.bits)-bit linear quantized weights", node: node.name)
             return Spec.WeightParams(
                 rawValue: Array(c.storage.buffer.prefix(c.encodedByteCount)),
                 quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits),
@@ -47,7 +47,7 @@ extension ExportWriter {
                      "Pad the table with zeros to \(1 << max(0, min(q.bits, 8))) entries or re-quantize.")
                 return nil
             }
-            need(3, "\(q.bits)-bit lookup-table quantized weights (node '\(node.name)', \(role))")
+            need(3, "\(q.bits)-bit lookup-table quantized weights", node: node.name)
             return Spec.WeightParams(
                 rawValue: Array(c.storage.buffer.prefix(c.encodedByteCount)),
                 quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits), quantizationType: .lookupTable(q.table)))

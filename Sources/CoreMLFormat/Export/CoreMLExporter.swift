@@ -11,7 +11,7 @@ import MLGraph
 /// blobs [Seq, Batch, C, H, W]. The writer maps IR rank 4 [N, H, W, C] → [C, H, W], rank 2
 /// [N, D] → [D, 1, 1], and rank 3 [N, S, D] → [D, S, 1] (the steps on the H axis, so dense,
 /// padding, cropping, repeat and reshape work as on images; the Keras converter's sequence axis
-/// is only needed by recurrent layers, which the IR does not have). Seq stays 1. The batch
+/// is only needed by recurrent layers, which the writer does not emit yet). Seq stays 1. The batch
 /// dimension is Core ML's runtime batch and is not written. Multi-array features are declared
 /// [C, H, W] (ranks 3 and 4) or [D] (rank 2); an input [1, C, H, W] that CoreMLImporter made
 /// (read only through a transpose to NHWC) is declared [C, H, W] again, and so is an output made
@@ -19,7 +19,8 @@ import MLGraph
 ///
 /// Image inputs (`FeatureDescription.image`) become `imageType` inputs, and their
 /// `<input>__preprocessing` batchNorm node (`Graph.markImageInput`) is folded into a
-/// `NeuralNetworkImageScaler`. Graphs with `ModelDescription.classLabels` become
+/// `NeuralNetworkImageScaler` (the identity scaler when there is none, as coremltools writes).
+/// Graphs with `ModelDescription.classLabels` become
 /// `neuralNetworkClassifier`s with `stringClassLabels`, a dictionary probabilities output and a
 /// string `classLabel` output, as `NeuralNetworkBuilder.set_class_labels` writes them.
 ///
@@ -54,7 +55,8 @@ struct ExportWriter {
     let types: [String: TensorType]
     var layers: [Spec.NeuralNetworkLayer] = []
     var problems: [CoreMLExportError.Problem] = []
-    var reasons: [CoreMLSpecVersionReason] = []
+    /// Features needing a spec above 1, in first-use order, with the nodes using them.
+    var features: [(version: Int32, feature: String, nodes: [String])] = []
     var notes: [String] = []
     /// IR tensor name → Core ML blob name.
     var blobOf: [String: String] = [:]
@@ -102,11 +104,23 @@ struct ExportWriter {
         layers.append(Spec.NeuralNetworkLayer(name: name, input: inputs, output: outputs, layer: layer))
     }
 
-    /// Records that the model needs spec `version` for `reason` (only versions above 1 are kept).
-    mutating func need(_ version: Int32, _ reason: String) {
+    /// Records that node `node` needs spec `version` for `feature` (only versions above 1 are kept).
+    mutating func need(_ version: Int32, _ feature: String, node: String) {
         guard version > 1 else { return }
-        let r = CoreMLSpecVersionReason(version: version, reason: reason)
-        if !reasons.contains(r) { reasons.append(r) }
+        if let i = features.firstIndex(where: { $0.version == version && $0.feature == feature }) {
+            if !features[i].nodes.contains(node) { features[i].nodes.append(node) }
+        } else {
+            features.append((version, feature, [node]))
+        }
+    }
+
+    /// One reason per feature: "fp16 weights (node 'conv1')" or "fp16 weights (27 nodes: 'a', 'b', 'c', …)".
+    var reasons: [CoreMLSpecVersionReason] {
+        features.map { f in
+            let names = f.nodes.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (f.nodes.count > 3 ? ", …" : "")
+            let nodes = f.nodes.count == 1 ? "node \(names)" : "\(f.nodes.count) nodes: \(names)"
+            return CoreMLSpecVersionReason(version: f.version, reason: "\(f.feature) (\(nodes))")
+        }
     }
 
     mutating func fail(_ node: String, _ op: String, _ reason: String, _ suggestion: String) {
@@ -136,9 +150,10 @@ struct ExportWriter {
         }
         if !problems.isEmpty { throw CoreMLExportError(problems: problems) }
 
-        var version: Int32 = reasons.map(\.version).max() ?? 1
+        var version: Int32 = features.map(\.version).max() ?? 1
+        var versionReasons = reasons
         if let minimum = options.minimumSpecificationVersion, minimum > version {
-            reasons.append(CoreMLSpecVersionReason(version: minimum, reason: "requested by CoreMLExportOptions.minimumSpecificationVersion"))
+            versionReasons.append(CoreMLSpecVersionReason(version: minimum, reason: "requested by CoreMLExportOptions.minimumSpecificationVersion"))
             version = minimum
         }
         let type: Spec.ModelType
@@ -149,7 +164,7 @@ struct ExportWriter {
             type = .neuralNetwork(network)
         }
         let model = Spec.Model(specificationVersion: version, description: description, type: type)
-        return CoreMLExportResult(model: model, versionReasons: reasons, notes: notes)
+        return CoreMLExportResult(model: model, versionReasons: versionReasons, notes: notes)
     }
 
     // MARK: - Names

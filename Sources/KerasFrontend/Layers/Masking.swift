@@ -22,8 +22,9 @@ import MLGraph
 //   `MaskPropagating`.
 // * TimeDistributed: output mask = input mask.
 // * Merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate off the
-//   time axis): mask = AND (product) of the inputs' masks; Concatenate along the time axis with
-//   a masked input is rejected.
+//   time axis): tf.keras — AND of the masks of the masked inputs; Keras 3 — OR of the masks,
+//   none when an input is unmasked. Concatenate along the time axis with a masked input is
+//   rejected.
 // * SimpleRNN / LSTM / GRU / Bidirectional: use the mask (state kept and output repeated at
 //   masked steps; a Bidirectional sequence or `zero_output_for_mask=True` zeroes them); the
 //   output sequence (`return_sequences`) carries the mask on, final outputs and states do not.
@@ -38,7 +39,9 @@ import MLGraph
 // layers convert to real nodes (`KerasMaskOpConverter`), and a consumer reading such a tensor
 // uses the mask of the Masking / Embedding layer built on the same source tensor. When a
 // consumer gets no explicit mask, the propagated one (rules above) applies (Keras 3 Sequential
-// models and tf.keras files record no masks).
+// models and tf.keras files record no masks). A mask combined by a merge layer is written by
+// Keras 3 as further op layers (ExpandDims, ZerosLike, LogicalOr, Concatenate, Any) that have no
+// converter: such files are rejected with those layers listed.
 
 /// A Keras sequence mask [N, T] attached to IR tensors during one conversion: the mask
 /// `sequenceMask(value:)` of `source`, or an already computed IR tensor.
@@ -52,6 +55,7 @@ final class KerasSequenceMask {
     /// The IR tensor holding the mask [N, T], once a node computes it.
     var tensor: String?
 
+    /// A mask computed from `source` with `value`, or held by `tensor`.
     init(source: String, value: Float, steps: Int, tensor: String? = nil) {
         self.source = source; self.value = value; self.steps = steps; self.tensor = tensor
     }
@@ -160,7 +164,8 @@ enum KerasMaskRule {
     case passThrough
     /// `passThrough` for Keras 3 files only (the layer drops masks in tf.keras).
     case passThroughInKeras3
-    /// Merge layers: the output carries the AND of the inputs' masks.
+    /// Merge layers: the output carries the inputs' masks combined as the file's Keras version
+    /// does (tf.keras: AND of the masked inputs' masks; Keras 3: OR, none if an input is unmasked).
     case merge
     /// Keras would use the mask in a way the IR cannot express: a masked input is rejected.
     case reject(String)
@@ -170,15 +175,21 @@ enum KerasMaskRule {
 /// of `Masking.swift`): converts with the wrapped converter (explicit Keras 3 mask operands
 /// removed from the inputs) and records the output's mask.
 struct MaskPropagating: KerasLayerConverter {
+    /// The wrapped converter.
     let base: any KerasLayerConverter
+    /// What a masked input does.
     let rule: KerasMaskRule
 
+    /// Wraps `base` with `rule` (default: the output carries the input's mask).
     init(_ base: any KerasLayerConverter, _ rule: KerasMaskRule = .passThrough) { self.base = base; self.rule = rule }
 
+    /// The wrapped converter's class names.
     var classNames: [String] { base.classNames }
 
+    /// The wrapped converter's weight roles.
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { base.weightRoles(layer, version: version) }
 
+    /// Converts with the wrapped converter and records the output's mask.
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let table = ctx.maskTable
         let operands = ctx.inputs.indices.filter(ctx.isMaskOperand)
@@ -203,6 +214,9 @@ struct MaskPropagating: KerasLayerConverter {
             var masks: [KerasSequenceMask] = []
             if operands.isEmpty {
                 masks = inner.inputs.compactMap { table.maskOf[$0] }
+                // Keras 3: an unmasked input makes the output unmasked (Merge: None; Concatenate:
+                // all-ones mask OR the others).
+                if ctx.kerasVersion.isKeras3, masks.count < inner.inputs.count { masks = [] }
             } else {
                 for i in operands { if let m = try ctx.inputMask(explicit: i) { masks.append(m) } }
             }
@@ -232,8 +246,9 @@ struct MaskPropagating: KerasLayerConverter {
                 extra.append(Node(name: name, op: .sequenceMask(value: m.value), inputs: [m.source], outputs: [name]))
                 tensors.append(name)
             }
+            // tf.keras: AND of the masks (minimum of 0/1 values); Keras 3: OR (maximum).
             let combined = ctx.nodeName + "__mask"
-            extra.append(Node(name: combined, op: .elementwise(.multiply), inputs: tensors, outputs: [combined]))
+            extra.append(Node(name: combined, op: .elementwise(ctx.kerasVersion.isKeras3 ? .maximum : .minimum), inputs: tensors, outputs: [combined]))
             table.maskOf[ctx.outputNames[0]] = KerasSequenceMask(source: "", value: 0, steps: first.steps, tensor: combined)
             return extra + nodes
         }

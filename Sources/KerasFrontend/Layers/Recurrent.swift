@@ -2,13 +2,21 @@ import MLGraph
 
 /// The settings of one Keras recurrent layer (SimpleRNN, LSTM, GRU) as the IR needs them.
 struct KerasRecurrentSettings: Equatable {
+    /// SimpleRNN, LSTM or GRU.
     var kind: RecurrentKind
+    /// `units`.
     var units: Int
+    /// `activation` (default tanh).
     var activation: Activation
+    /// `recurrent_activation` (default sigmoid; hard_sigmoid for Keras < 2.3 files).
     var recurrentActivation: Activation
+    /// `use_bias`.
     var useBias: Bool
+    /// `return_sequences`.
     var returnSequences: Bool
+    /// `return_state`.
     var returnState: Bool
+    /// `go_backwards`.
     var goBackwards: Bool
     /// GRU `reset_after`; nil when the config does not say (Keras < 2.3 files), decided from the
     /// stored bias shape.
@@ -34,6 +42,10 @@ struct KerasRecurrentSettings: Equatable {
             throw ctx.unsupported("'\(ctx.className)' is not a recurrent layer this converter knows", hint: "use SimpleRNN, LSTM or GRU")
         }
         self.kind = kind
+        if ctx.value("units") == nil, ctx.value("output_dim") != nil {
+            throw ctx.unsupported("this is a Keras 1 recurrent layer (output_dim, inner_activation, one weight per gate), which is not supported",
+                                  hint: "load the model with Keras 2 (which converts Keras 1 configs and weights) and re-save it")
+        }
         units = try ctx.int("units")
         guard units >= 1 else { throw ctx.invalid("units", expected: "a positive integer") }
         if try ctx.bool("stateful", default: false) {

@@ -26,8 +26,11 @@ import Glibc
 /// Both prepare (reorder) their weights once and are safe to run concurrently: per-call buffers
 /// and oneDNN execution contexts come from pools (as `DNNLExecutable`).
 enum DNNLRecurrent {
+    /// The registered factory (declines non-float32 tensors; maps oneDNN errors).
     static let factory: KernelFactory = dnnlFactory(make)
 
+    /// `DNNLRNNKernel` when the RNN primitive covers the node, else `DNNLRecurrentBatchedKernel`;
+    /// nil (reference kernel) when the node's shapes or weights are inconsistent.
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case let .recurrent(a) = ctx.node.op, let layer = RecurrentLayer(ctx, a) else { return nil }
         if let k = try DNNLRNNKernel.make(ctx, layer) { return k }
@@ -39,31 +42,44 @@ enum DNNLRecurrent {
 
 /// Validated sizes and dequantized weights of a recurrent node.
 struct RecurrentLayer {
+    /// One direction's weights (IR layout, Keras gate order) and processing order.
     struct Direction {
-        /// [G·U, D]
+        /// "kernel" [G·U, D].
         var kernel: [Float]
-        /// [G·U, U]
+        /// "recurrentKernel" [G·U, U].
         var recurrentKernel: [Float]
-        /// [G·U], zeros when absent.
+        /// "bias" [G·U], zeros when absent.
         var bias: [Float]
-        /// [G·U], zeros when absent.
+        /// "recurrentBias" [G·U], zeros when absent.
         var recurrentBias: [Float]
+        /// Whether this direction reads the sequence from the end (the backward direction of a
+        /// Bidirectional layer does unless the layer itself has goBackwards).
         var goBackwards: Bool
     }
 
+    /// The node's attributes.
     let a: RecurrentAttributes
+    /// N, T, D of the input; U (units); G (gate blocks).
     let batch, steps, inputSize, units, gates: Int
-    let directions: [Direction]
+    /// Forward then backward; emptied by `droppingWeights` once the kernel has packed them.
+    private(set) var directions: [Direction]
 
     /// Units of output 0's last axis (2·units for a concat merge).
     var outputWidth: Int { a.bidirectional == .concat ? 2 * units : units }
+    /// State tensors per direction (LSTM: h and c).
     var stateCount: Int { a.kind.stateCount }
+
+    /// This description without the weight arrays (kernels keep only their packed copies).
+    func droppingWeights() -> RecurrentLayer {
+        var copy = self
+        copy.directions = []
+        return copy
+    }
 
     /// nil when the node's types or weights are not what `Op.recurrent` documents (the reference
     /// kernel then reports the problem).
     init?(_ ctx: KernelContext, _ a: RecurrentAttributes) {
-        let x = ctx.inputTypes[0].shape
-        guard x.count == 3, x.allSatisfy({ $0 > 0 }), a.units > 0 else { return nil }
+        guard let x = ctx.inputTypes.first?.shape, x.count == 3, x.allSatisfy({ $0 > 0 }), a.units > 0 else { return nil }
         self.a = a
         (batch, steps, inputSize) = (x[0], x[1], x[2])
         units = a.units
@@ -108,17 +124,21 @@ struct RecurrentLayer {
 
 // MARK: - Per-call buffers
 
-/// A 64-byte-aligned float buffer, freed on deinit.
+/// A 64-byte-aligned, zero-initialized float buffer, freed on deinit.
 final class RecurrentBuffer: @unchecked Sendable {
+    private let raw: UnsafeMutableRawPointer
+    /// The first float.
     let pointer: UnsafeMutablePointer<Float>
+    /// Floats allocated (at least 1).
     let count: Int
+
     init(count: Int) {
         self.count = Swift.max(count, 1)
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count * 4, 64), alignment: 64)
-        pointer = raw.bindMemory(to: Float.self, capacity: self.count)
-        pointer.initialize(repeating: 0, count: self.count)
+        raw = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(self.count * 4, 64), alignment: 64)
+        pointer = raw.initializeMemory(as: Float.self, repeating: 0, count: self.count)
     }
-    deinit { pointer.deallocate() }
+
+    deinit { raw.deallocate() }
 }
 
 /// A pool of per-call objects: `acquire` pops an idle one or makes another (only under
@@ -127,11 +147,13 @@ final class RecurrentPool<T: AnyObject & Sendable>: @unchecked Sendable {
     private let idle: Mutex<[T]>
     private let make: () throws -> T
 
+    /// Makes the first object now (so that failures surface at prepare).
     init(_ make: @escaping () throws -> T) throws {
         self.make = make
         idle = Mutex([try make()])
     }
 
+    /// An idle object, or a new one when all are in use.
     func acquire() -> T {
         while true {
             if let t = idle.withLock({ $0.popLast() }) { return t }
@@ -140,13 +162,24 @@ final class RecurrentPool<T: AnyObject & Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Returns `t` to the pool.
     func release(_ t: T) { idle.withLock { $0.append(t) } }
 
+    /// Runs `body` with an object acquired for the duration of the call.
     func with<R>(_ body: (T) -> R) -> R {
         let t = acquire()
         defer { release(t) }
         return body(t)
     }
+}
+
+/// The OpenMP thread count for a recurrent computation of `work` multiply-adds: `threads`, or 1
+/// below 16M. Measured (BiLSTM(128), T 75, one sequence, 2-core machine under load): one thread
+/// 0.63 ms against 0.75 ms with two for the RNN primitive, and a two-thread input projection
+/// saved under 0.1 ms but sometimes stalled for milliseconds when the second OpenMP thread was
+/// descheduled.
+private func recurrentThreads(_ threads: Int32, work: Int) -> Int32 {
+    work < (1 << 24) ? 1 : threads
 }
 
 /// Runs `body` with the calling thread's OpenMP thread count set to `threads`, then restores it.
@@ -164,10 +197,14 @@ private func withOMPThreads<R>(_ threads: Int32, _ body: () throws -> R) rethrow
 final class DNNLRNNKernel: Kernel {
     /// Per-call buffers (float offsets into one allocation).
     private struct Scratch {
+        /// Offsets of dst_layer (when not output 0), the stacked initial states (Bidirectional)
+        /// and the final states; `total` floats in all.
         var dstLayer = 0, srcIter = 0, srcIterC = 0, dstIter = 0, dstIterC = 0, total = 0
     }
 
+    /// Sizes and attributes (without the weights, which live packed in `executable`).
     let layer: RecurrentLayer
+    /// The RNN primitive on (src_layer, [src_iter, src_iter_c]; dst_layer, [dst_iter, dst_iter_c]).
     let executable: DNNLExecutable
     /// oneDNN cell kind, for diagnostics ("lstm", "lbr_gru", …).
     let cell: String
@@ -198,14 +235,20 @@ final class DNNLRNNKernel: Kernel {
             }
         }
         do {
-            return try DNNLRNNKernel(ctx, layer, activation: activation, alpha: alpha)
+            // Small layers run on one thread (see `recurrentThreads`); the primitive is created
+            // with the count it runs with.
+            let threads = recurrentThreads(DNNLRuntime.threads(for: ctx),
+                                           work: layer.batch * layer.steps * layer.gates * layer.units * (layer.inputSize + layer.units))
+            return try withOMPThreads(threads) {
+                try DNNLRNNKernel(ctx, layer, activation: activation, alpha: alpha, threads: threads)
+            }
         } catch let e as DNNLError where e.status == dnnl_unimplemented {
             return nil
         }
     }
 
-    private init(_ ctx: KernelContext, _ layer: RecurrentLayer, activation: dnnl_alg_kind_t, alpha: Float) throws {
-        self.layer = layer
+    private init(_ ctx: KernelContext, _ layer: RecurrentLayer, activation: dnnl_alg_kind_t, alpha: Float, threads: Int32) throws {
+        self.layer = layer.droppingWeights()
         let a = layer.a
         let (n, t, d, u, dirs) = (layer.batch, layer.steps, layer.inputSize, layer.units, a.directions)
         let lbr = a.kind == .gru && a.resetAfter
@@ -312,7 +355,7 @@ final class DNNLRNNKernel: Kernel {
             if a.kind == .lstm { runtime.append(DNNLArg(arg: DNNL_ARG_DST_2, md: dstIterC)) }
         }
         executable = try DNNLExecutable(pd: pd, runtime: runtime, constants: constants, storage: storage,
-                                        threads: DNNLRuntime.threads(for: ctx))
+                                        threads: threads)
     }
 
     func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
@@ -403,6 +446,7 @@ final class DNNLRNNKernel: Kernel {
 /// A oneDNN inner product y[M, O] = x[M, K]·Wᵀ (+ b) prepared once, run on contexts that each
 /// caller owns (`DNNLExecutionContext`, one thread at a time).
 final class RecurrentInnerProduct: @unchecked Sendable {
+    /// The primitive (destroyed on deinit).
     let primitive: dnnl_primitive_t
     private let engine: dnnl_engine_t
     private let runtime: [DNNLArg]
@@ -505,6 +549,7 @@ final class DNNLRecurrentBatchedKernel: Kernel {
         let candidate: RecurrentInnerProduct?
         /// GRU reset_after: the candidate's recurrent bias [U] (inside r∘(…)).
         let candidateBias: [Float]
+        /// Processing order of this direction.
         let goBackwards: Bool
 
         init(projection: RecurrentInnerProduct, recurrent: RecurrentInnerProduct, candidate: RecurrentInnerProduct?,
@@ -524,9 +569,12 @@ final class DNNLRecurrentBatchedKernel: Kernel {
         let h, c, rh, rc, hNew, cNew: RecurrentBuffer
         /// [N·T, U] this direction's outputs in processing order.
         let sequence: RecurrentBuffer
+        /// Contexts of the plan's products: the projection is bound per run (x is the caller's);
+        /// the per-step products are bound once to `h` → `gates` and `rh` → `rc`.
         let projection, recurrent: DNNLExecutionContext
         let candidate: DNNLExecutionContext?
 
+        /// Allocates the buffers and binds the step contexts to them.
         init(_ plan: DirectionPlan, layer: RecurrentLayer) throws {
             let (n, t, u, g) = (layer.batch, layer.steps, layer.units, layer.gates)
             xg = RecurrentBuffer(count: n * t * g * u)
@@ -543,11 +591,14 @@ final class DNNLRecurrentBatchedKernel: Kernel {
 
     /// Per-call state: one `DirectionWork` per direction.
     final class Work: @unchecked Sendable {
+        /// Forward then backward.
         let directions: [DirectionWork]
         init(_ directions: [DirectionWork]) { self.directions = directions }
     }
 
+    /// Sizes and attributes (the weights live packed in `plans`).
     let layer: RecurrentLayer
+    /// Forward then backward.
     let plans: [DirectionPlan]
     /// OpenMP threads of the input projection and of the per-step products.
     let projectionThreads, stepThreads: Int32
@@ -555,23 +606,26 @@ final class DNNLRecurrentBatchedKernel: Kernel {
     let zeroOutputForMask: Bool
     private let pool: RecurrentPool<Work>
 
+    /// Prepares the products of every direction and the first per-call buffers.
     init(_ ctx: KernelContext, _ layer: RecurrentLayer) throws {
-        self.layer = layer
+        self.layer = layer.droppingWeights()
         let a = layer.a
         let (n, t, d, u, g) = (layer.batch, layer.steps, layer.inputSize, layer.units, layer.gates)
         let gruClassic = a.kind == .gru && !a.resetAfter
         let threads = DNNLRuntime.threads(for: ctx)
-        projectionThreads = threads
-        // A step's product is small (N·G·U·U multiply-adds): OpenMP fork/join would cost more
-        // than it saves below ~1M multiply-adds. The step primitives are created with the count
-        // they run with (oneDNN sizes its work partitioning and scratchpad at creation).
-        let stepThreads: Int32 = n * g * u * u < (1 << 20) ? 1 : threads
+        // Each product is created with the thread count it runs with (oneDNN sizes its work
+        // partitioning and scratchpad at creation); small ones run on one thread.
+        let projectionThreads = recurrentThreads(threads, work: n * t * g * u * d)
+        self.projectionThreads = projectionThreads
+        let stepThreads = n * g * u * u < (1 << 20) ? 1 : threads
         self.stepThreads = stepThreads
         var plans: [DirectionPlan] = []
         for w in layer.directions {
             var xBias = w.bias
             for row in 0..<(g * u) where !(a.kind == .gru && a.resetAfter && row >= 2 * u) { xBias[row] += w.recurrentBias[row] }
-            let projection = try RecurrentInnerProduct(rows: n * t, inputs: d, outputs: g * u, weights: w.kernel, bias: xBias)
+            let projection = try withOMPThreads(projectionThreads) {
+                try RecurrentInnerProduct(rows: n * t, inputs: d, outputs: g * u, weights: w.kernel, bias: xBias)
+            }
             let recurrentRows = gruClassic ? 2 * u : g * u
             let (recurrent, candidate) = try withOMPThreads(stepThreads) {
                 () throws -> (RecurrentInnerProduct, RecurrentInnerProduct?) in
@@ -586,7 +640,7 @@ final class DNNLRecurrentBatchedKernel: Kernel {
         }
         self.plans = plans
         zeroOutputForMask = a.bidirectional != nil && a.returnSequences
-        let capturedPlans = plans, capturedLayer = layer
+        let capturedPlans = plans, capturedLayer = self.layer
         pool = try RecurrentPool { Work(try capturedPlans.map { try DirectionWork($0, layer: capturedLayer) }) }
     }
 

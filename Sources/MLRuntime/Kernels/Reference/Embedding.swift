@@ -12,6 +12,8 @@ final class ReferenceEmbedding: Kernel {
     /// The weight transposed to [vocab, D], so that each lookup copies one contiguous row.
     let table: [Float]
 
+    /// The kernel for an `Op.embedding` node (nil for other ops).
+    /// - Throws: `RuntimeError.kernelFailure` when the weight is missing or misshapen.
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case let .embedding(d) = ctx.node.op else { return nil }
         return try ReferenceEmbedding(ctx, d)

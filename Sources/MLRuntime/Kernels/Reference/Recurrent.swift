@@ -46,12 +46,17 @@ final class ReferenceRecurrent: Kernel {
         let goBackwards: Bool
     }
 
+    /// The node's attributes.
     let a: RecurrentAttributes
+    /// N, T, D of the input; U (units); G (gate blocks).
     let batch, steps, inputSize, units, gates: Int
+    /// Forward, then backward for a Bidirectional layer.
     let directions: [Direction]
     /// Keras `zero_output_for_mask` (Bidirectional with return_sequences).
     let zeroOutputForMask: Bool
 
+    /// The kernel for an `Op.recurrent` node (nil for other ops).
+    /// - Throws: `RuntimeError.kernelFailure` for a malformed node (input count, weights).
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case let .recurrent(a) = ctx.node.op else { return nil }
         return try ReferenceRecurrent(ctx, a)
@@ -59,9 +64,10 @@ final class ReferenceRecurrent: Kernel {
 
     private init(_ ctx: KernelContext, _ a: RecurrentAttributes) throws {
         self.a = a
-        let x = ctx.inputTypes[0].shape
+        let x = ctx.inputTypes.first?.shape ?? []
         func fail(_ m: String) -> RuntimeError { RuntimeError.kernelFailure(node: ctx.node.name, message: "\(ctx.node.op.name): \(m)") }
         guard x.count == 3 else { throw fail("expects an [N, T, D] input, found \(formatShape(x))") }
+        guard a.units > 0 else { throw fail("units must be positive, found \(a.units)") }
         (batch, steps, inputSize) = (x[0], x[1], x[2])
         units = a.units
         gates = a.kind.gateCount

@@ -8,6 +8,7 @@ final class ReferenceSequenceMask: Kernel {
     let stepSize: Int
     let value: Float
 
+    /// The kernel for an `Op.sequenceMask` node (nil for other ops).
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case let .sequenceMask(value) = ctx.node.op else { return nil }
         let s = ctx.inputTypes[0].shape
@@ -43,6 +44,7 @@ final class ReferenceApplyMask: Kernel {
 
     var supportsInPlace: Bool { true }
 
+    /// The kernel for an `Op.applyMask` node (nil for other ops).
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case .applyMask = ctx.node.op else { return nil }
         let s = ctx.inputTypes[0].shape
