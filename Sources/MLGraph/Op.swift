@@ -188,7 +188,10 @@ public enum BidirectionalMerge: String, Codable, Hashable, Sendable { case conca
 ///
 /// Inputs, in order: x [N, T, D]; then, when `initialStates`, the initial states per direction
 /// (forward then backward; LSTM: h then c), each [N, units]; then, when `hasMask`, a mask
-/// [N, T] (1 = use the step, 0 = skip it: state carried over, output repeated — Keras masking).
+/// [N, T] (1 = use the step, 0 = skip it: states carried over and the output repeats the previous
+/// step's (zeros before the first used step) — Keras masking; inside a Bidirectional layer with
+/// `returnSequences` Keras zeroes masked outputs instead). A non-GRU `recurrentBias` is added
+/// outside any gate nonlinearity (as ONNX).
 /// Outputs: y — [N, T, U] when `returnSequences`, else [N, U] (U = units, or 2·units for
 /// `.concat`) — then, when `returnState`, the final states per direction (forward then backward;
 /// LSTM: h then c), each [N, units].
