@@ -21,7 +21,8 @@ public final class Model: @unchecked Sendable {
         /// `KernelContext.threadCount`; the oneDNN kernels set the OpenMP thread count of the
         /// calling thread for the duration of each run. Reference kernels are single-threaded.
         public var threadCount: Int
-        /// Use only the reference kernels (the plain-Swift oracle), never oneDNN.
+        /// Use only the reference kernels (the plain-Swift oracle), never oneDNN, and run the
+        /// graph exactly as given (no inference rewrites such as pad→conv fusion).
         public var referenceOnly: Bool
         /// How many idle arenas the model keeps for reuse (each about
         /// `MemoryPlan.arenaByteCount` plus input/output bytes); concurrent predictions beyond it
@@ -93,8 +94,9 @@ public final class Model: @unchecked Sendable {
     ///   `CustomLayerRegistry`; `RuntimeError.customLayerFailure`, `.unsupportedOp` or
     ///   `.kernelFailure` naming the node when a kernel cannot be prepared.
     public init(graph: Graph, configuration: Configuration = Configuration()) throws {
-        var typed = graph
-        try typed.verify()
+        try graph.verify()
+        // Inference rewrites (the reference-only oracle runs the graph exactly as given).
+        var typed = configuration.referenceOnly ? graph : graph.fusingZeroPaddingIntoConvolutions()
         try typed.inferShapes()
         self.graph = typed
         self.configuration = configuration
@@ -149,6 +151,30 @@ public final class Model: @unchecked Sendable {
     ///   `.missingInput` for an absent input, `.shapeMismatch` naming the input, expected and found
     ///   shapes; `.kernelFailure` naming the node when a custom layer's `evaluate` throws.
     public func prediction(from inputs: [String: NDArray]) throws -> [String: NDArray] {
+        try run(inputs, timings: nil)
+    }
+
+    /// Time spent in one node during `profiledPrediction(from:)`.
+    public struct NodeTiming: Sendable {
+        /// Node name and op (`Op.name`).
+        public let node: String
+        public let op: String
+        /// The kernel type that ran it (e.g. "DNNLConvolutionKernel", "ReferenceConv2D").
+        public let kernel: String
+        /// Wall-clock milliseconds.
+        public let milliseconds: Double
+    }
+
+    /// Runs the model like `prediction(from:)` and also returns the time of every node, in
+    /// execution order (for `mlconv predict --profile`; timing adds a little overhead).
+    /// - Throws: as `prediction(from:)`.
+    public func profiledPrediction(from inputs: [String: NDArray]) throws -> ([String: NDArray], [NodeTiming]) {
+        var timings: [NodeTiming] = []
+        let out = try run(inputs, timings: &timings)
+        return (out, timings)
+    }
+
+    private func run(_ inputs: [String: NDArray], timings: UnsafeMutablePointer<[NodeTiming]>?) throws -> [String: NDArray] {
         let names = graph.inputs.map(\.name)
         for name in inputs.keys.sorted() where inputIndex[name] == nil {
             throw RuntimeError.unknownInput(name: name, expected: names)
@@ -169,6 +195,14 @@ public final class Model: @unchecked Sendable {
             a.withUnsafeBufferPointer { if let p = $0.baseAddress { arena.inputs[i].update(from: p, count: $0.count) } }
         }
         for (s, step) in steps.enumerated() {
+            let t0 = timings == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+            defer {
+                if let timings {
+                    let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+                    let op = graph.nodes[s].op.name
+                    timings.pointee.append(NodeTiming(node: step.node, op: op, kernel: String(describing: type(of: step.kernel)), milliseconds: ms))
+                }
+            }
             if let t = step.throwing {
                 do { try t.runThrowing(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s]) } catch {
                     throw RuntimeError.kernelFailure(node: step.node, message: "\(error)")

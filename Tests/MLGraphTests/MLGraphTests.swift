@@ -185,3 +185,31 @@ final class RenameTests: XCTestCase {
         }
     }
 }
+
+final class FusionTests: XCTestCase {
+    private func graph(convPadding: PaddingMode, padIsOutput: Bool = false) -> Graph {
+        var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 4, 4, 2]))], outputs: padIsOutput ? ["c", "p"] : ["c"], nodes: [
+            Node(name: "p", op: .pad(PadAttributes(mode: .constant, pads: [[0, 0], [1, 2], [3, 0], [0, 0]])), inputs: ["x"], outputs: ["p"]),
+            Node(name: "c", op: .conv2d(Conv2DAttributes(kernel: [3, 3], padding: convPadding, outputChannels: 1)), inputs: ["p"], outputs: ["c"],
+                 weights: ["weight": ConstantTensor(shape: [1, 2, 3, 3], floats: Array(repeating: 1, count: 18))]),
+        ])
+        try! g.inferShapes()
+        return g
+    }
+
+    func testZeroPadFoldsIntoValidAndExplicitConvolution() throws {
+        let f = graph(convPadding: .valid).fusingZeroPaddingIntoConvolutions()
+        XCTAssertEqual(f.nodes.map(\.name), ["c"])
+        XCTAssertEqual(f.nodes[0].inputs, ["x"])
+        XCTAssertEqual(f.nodes[0].op, .conv2d(Conv2DAttributes(kernel: [3, 3], padding: .explicit(top: 1, bottom: 2, left: 3, right: 0), outputChannels: 1)))
+        try f.verify()
+        XCTAssertEqual(f.tensorTypes["c"]?.shape, graph(convPadding: .valid).tensorTypes["c"]?.shape)
+        let e = graph(convPadding: .explicit(top: 1, bottom: 0, left: 0, right: 1)).fusingZeroPaddingIntoConvolutions()
+        XCTAssertEqual(e.nodes[0].op, .conv2d(Conv2DAttributes(kernel: [3, 3], padding: .explicit(top: 2, bottom: 2, left: 3, right: 1), outputChannels: 1)))
+    }
+
+    func testPadIsKeptWhenNotFusable() {
+        XCTAssertEqual(graph(convPadding: .same).fusingZeroPaddingIntoConvolutions().nodes.count, 2)
+        XCTAssertEqual(graph(convPadding: .valid, padIsOutput: true).fusingZeroPaddingIntoConvolutions().nodes.count, 2)
+    }
+}

@@ -30,11 +30,12 @@ enum PredictCommand: Command {
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
       --config PATH         architecture JSON, for a weights-only Keras .h5
       --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers (see `mlconv keras --help`)
+      --profile             print the time of every layer (slowest first) with the kernel that ran it
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
                             the median and minimum latency in milliseconds
     """
     static let spec = OptionSpec(
-        flags: ["--reference"],
+        flags: ["--reference", "--profile"],
         single: ["--output-dir", "--threads", "--benchmark", "--crop"],
         repeatable: ["--input"],
         positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"]))
@@ -53,7 +54,20 @@ enum PredictCommand: Command {
         let crop = try cropMode(args)
         let model = try Model(graph: graph, configuration: config)
         let inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
-        let outputs = try model.prediction(from: inputs)
+        let outputs: [String: NDArray]
+        if args.has("--profile") {
+            _ = try model.prediction(from: inputs)  // warm-up: first runs pay for lazy initialisation
+            let (out, timings) = try model.profiledPrediction(from: inputs)
+            outputs = out
+            let total = timings.reduce(0) { $0 + $1.milliseconds }
+            console.print(String(format: "profile: %.3f ms in %d layers", total, timings.count))
+            for t in timings.sorted(by: { $0.milliseconds > $1.milliseconds }) {
+                console.print(String(format: "  %9.3f ms  %5.1f%%  %@  %@  [%@]", t.milliseconds, 100 * t.milliseconds / max(total, 1e-9),
+                                     t.node, t.op, t.kernel))
+            }
+        } else {
+            outputs = try model.prediction(from: inputs)
+        }
         for name in graph.outputs {
             let a = outputs[name]!
             console.print(summarize(name: name, a))

@@ -1,6 +1,7 @@
 import MLGraph
 
-/// Registry of oneDNN kernels (one file per op under Kernels/DNNL/). Each factory declines
+/// Registry of optimized kernels: oneDNN (one file per op under Kernels/DNNL/) and plain
+/// data-movement kernels (Kernels/Fast/). Each factory declines
 /// (returns nil) configurations it does not cover; the reference kernel then runs.
 enum OptimizedKernels {
     static let table: [String: KernelFactory] = [
@@ -14,6 +15,7 @@ enum OptimizedKernels {
         "softmax": DNNLSoftmax.factory,
         "concat": DNNLConcat.factory,
         "elementwise": DNNLElementwise.factory,
+        "crop": FastCopyKernels.crop, "pad": FastCopyKernels.pad, "upsample2d": FastCopyKernels.upsample,
         "simpleRNN": DNNLRecurrent.factory, "lstm": DNNLRecurrent.factory, "gru": DNNLRecurrent.factory,
         "bidirectional-simpleRNN": DNNLRecurrent.factory, "bidirectional-lstm": DNNLRecurrent.factory, "bidirectional-gru": DNNLRecurrent.factory,
     ]
