@@ -17,7 +17,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SEEDS = ["fer_cnn", "tiny_yolo", "style_transfer", "sketch_cnn", "small_unet"]
+SEEDS = ["fer_cnn", "tiny_yolo", "style_transfer", "sketch_cnn", "small_unet", "quickdraw_rnn"]
 
 
 def median_latency(fn, runs, warmup=3):
@@ -31,17 +31,21 @@ def median_latency(fn, runs, warmup=3):
     return statistics.median(times) * 1000.0
 
 
+def path(p):
+    return p if os.path.isabs(p) else os.path.join(ROOT, "Fixtures/keras", p)
+
+
 def ours(mlconv, fx, tmp, threads, runs):
     bundle = os.path.join(tmp, fx["name"] + ".mlbundle")
-    cmd = [mlconv, "keras", os.path.join(ROOT, "Fixtures/keras", fx["model"]), "-o", bundle]
+    cmd = [mlconv, "keras", path(fx["model"]), "-o", bundle] + fx.get("mlconv_args", [])
     if fx.get("config"):
-        cmd += ["--config", os.path.join(ROOT, "Fixtures/keras", fx["config"])]
+        cmd += ["--config", path(fx["config"])]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     convert_ms = (time.perf_counter() - t) * 1000.0
     cmd = [mlconv, "predict", bundle, "--threads", str(threads), "--benchmark", str(runs)]
     for inp in fx["inputs"]:
-        cmd += ["--input", f'{inp["name"]}={os.path.join(ROOT, "Fixtures/keras", inp["file"])}']
+        cmd += ["--input", f'{inp["name"]}={path(inp["file"])}']
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     m = re.search(r"median ([0-9.]+) ms", out)
     if not m:
@@ -58,9 +62,9 @@ def peers(fx, tmp, threads, runs):
         import tf_keras as keras
     else:
         import keras
-    path = os.path.join(ROOT, "Fixtures/keras", fx["model"])
-    model = keras.models.load_model(path, compile=False)
-    xs = [np.load(os.path.join(ROOT, "Fixtures/keras", i["file"])) for i in fx["inputs"]]
+    model = keras.models.load_model(path(fx["model"]), compile=False, safe_mode=False) if fx["flavor"] == "keras3" \
+        else keras.models.load_model(path(fx["model"]), compile=False)
+    xs = [np.load(path(i["file"])) for i in fx["inputs"]]
     tf_ms = median_latency(lambda: model(xs if len(xs) > 1 else xs[0], training=False), runs)
     ort_ms = None
     try:
@@ -88,7 +92,14 @@ def main():
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "Fixtures/keras/manifest.json")))
-    wanted = a.names or [s + "_k2" for s in SEEDS]
+    shared = os.path.join(os.path.dirname(ROOT), "shared", "models")
+    if os.path.isdir(shared):  # the real, full-size style-transfer network (320×320), when present
+        manifest["fixtures"].append({
+            "name": "style_transfer_real", "flavor": "keras2",
+            "model": os.path.join(shared, "style_transfer_vangogh.h5"),
+            "mlconv_args": ["--lower", "res_crop=crop:2,2,2,2", "--lower", "rescale_output=affine:127.5,127.5"],
+            "inputs": [{"name": "image", "file": os.path.join(shared, "reference", "london_big-ben_320.npy")}]})
+    wanted = a.names or [s + "_k2" for s in SEEDS] + ["style_transfer_real"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for fx in manifest["fixtures"]:

@@ -19,7 +19,7 @@ src, dst, nbits, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 spec = ct.utils.load_spec(src)
 t = time.perf_counter()
 if mode == "fp16":
-    out = ct.utils.convert_neural_network_spec_weights_to_fp16(spec)
+    out = ct.utils._convert_neural_network_spec_weights_to_fp16(spec)
 else:
     out = qu.quantize_weights(ct.models.MLModel(spec, skip_model_load=True), nbits, quantization_mode=mode)
 el = time.perf_counter() - t

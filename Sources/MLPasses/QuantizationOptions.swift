@@ -63,6 +63,10 @@ public struct QuantizationOptions: Sendable, Equatable {
     /// `.fp16` only: clamp finite values beyond ±65504 to ±65504 instead of throwing
     /// `QuantizationError.fp16Overflow`.
     public var clampFP16: Bool
+    /// Leave a tensor unchanged when its compressed form (codes plus look-up table or per-channel
+    /// scales and biases) would not be smaller than float32 — e.g. a 64-value bias under 8-bit
+    /// k-means needs a 1 KB table. Default true.
+    public var skipWhenNotSmaller: Bool = true
 
     /// The default role table (see `rolesByOp`).
     public static let defaultRolesByOp: [String: Set<String>] = [
@@ -110,6 +114,8 @@ public enum SkipReason: String, Sendable, Hashable, CustomStringConvertible {
     case fp16FollowsWeight = "kept like its layer's weight (Core ML needs weight and bias both fp16 or both fp32)"
     /// An empty tensor has nothing to quantize.
     case empty = "empty tensor"
+    /// The compressed form would not be smaller than float32 (`skipWhenNotSmaller`).
+    case noSaving = "compressed form would not be smaller than fp32"
 
     /// The human-readable reason (the raw value).
     public var description: String { rawValue }

@@ -59,6 +59,8 @@ public struct WeightQuantizer: Sendable {
                 if let r = options.selection(node: node, role: role) { reasons[role] = r }
                 else if t.elementCount < options.minWeights { reasons[role] = .belowMinWeights }
                 else if t.elementCount == 0 { reasons[role] = .empty }
+                else if options.skipWhenNotSmaller, let size = compressedByteEstimate(t, op: node.op, role: role),
+                        size >= 4 * t.elementCount { reasons[role] = .noSaving }
             }
             // Core ML: conv / deconv / inner product need weight and bias both fp16 or both fp32, so
             // in fp16 mode the bias follows the weight.
@@ -93,6 +95,20 @@ public struct WeightQuantizer: Sendable {
         let report = QuantizationReport(mode: mode, entries: entries, skipped: skipped, notes: notes,
                                         totalBytesBefore: total(graph), totalBytesAfter: total(out))
         return (out, report)
+    }
+
+    /// Bytes of `t` once compressed in this mode, codes plus parameters (nil for fp16, which
+    /// always halves).
+    func compressedByteEstimate(_ t: ConstantTensor, op: Op, role: String) -> Int? {
+        let n = t.elementCount
+        switch mode {
+        case .fp16: return nil
+        case let .kmeans(bits): return (n * bits + 7) / 8 + 4 * (1 << bits)
+        case .linear, .linearSymmetric:
+            let axis = linearAxis(op: op, role: role, shape: t.shape)
+            let channels = axis.map { t.shape[$0] } ?? 1
+            return (n * mode.bits + 7) / 8 + 8 * channels
+        }
     }
 
     /// Compresses one tensor as this quantizer would inside a graph node of op `op` (which fixes

@@ -34,13 +34,33 @@ final class WeightQuantizerTests: XCTestCase {
         return g
     }
 
+    /// Every selected tensor compressed, even where the compressed form is larger (small test net).
+    static let everyWeight: QuantizationOptions = {
+        var o = QuantizationOptions()
+        o.skipWhenNotSmaller = false
+        return o
+    }()
+
+    /// Default options leave tensors whose compressed form would not be smaller (a 16-value bias
+    /// needs a 1 KB table under 8-bit k-means) — and still compress the large ones.
+    func testTensorsThatWouldGrowAreSkipped() throws {
+        let (q, r) = try WeightQuantizer(mode: .kmeans(bits: 8)).quantize(Self.convNet())
+        XCTAssertEqual(r.entry(layer: "conv2", weight: "weight")?.bits, 8)
+        XCTAssertTrue(r.skipped.contains { $0.layer == "conv1" && $0.weight == "bias" && $0.reason == .noSaving }, "\(r.skipped)")
+        XCTAssertEqual(q.nodes.first { $0.name == "conv1" }?.weights["bias"]?.encoding, .float32)
+        XCTAssertLessThan(r.totalBytesAfter, r.totalBytesBefore)
+        // 1-bit linear on a 16-channel bias: 2 bytes of codes + 8 bytes of scale/bias < 64 bytes: compressed.
+        let (_, lin) = try WeightQuantizer(mode: .linear(bits: 1)).quantize(Self.convNet())
+        XCTAssertNotNil(lin.entry(layer: "conv1", weight: "bias"))
+    }
+
     static let allModes: [QuantizationMode] = [.fp16, .linearSymmetric]
         + [8, 4, 2, 1].map { QuantizationMode.linear(bits: $0) } + [8, 4, 2, 1].map { QuantizationMode.kmeans(bits: $0) }
 
     func testEncodingsAndSizesInEveryMode() throws {
         let g = Self.convNet()
         for mode in Self.allModes {
-            let (q, report) = try WeightQuantizer(mode: mode).quantize(g)
+            let (q, report) = try WeightQuantizer(mode: mode, options: Self.everyWeight).quantize(g)
             try q.verify()
             XCTAssertEqual(report.entries.count, 10, "\(mode)")  // conv1 2 + bn1 4 + conv2 2 + fc 2: every weight by default
             XCTAssertTrue(report.skipped.isEmpty, "\(mode)")
@@ -84,7 +104,7 @@ final class WeightQuantizerTests: XCTestCase {
     /// is best, 8-bit k-means beats 8-bit linear.
     func testSQNROrdering() throws {
         let g = Self.convNet()
-        func report(_ m: QuantizationMode) throws -> QuantizationReport { try WeightQuantizer(mode: m).quantize(g).1 }
+        func report(_ m: QuantizationMode) throws -> QuantizationReport { try WeightQuantizer(mode: m, options: Self.everyWeight).quantize(g).1 }
         for family in [{ QuantizationMode.linear(bits: $0) }, { QuantizationMode.kmeans(bits: $0) }] as [(Int) -> QuantizationMode] {
             let r = try [8, 4, 2, 1].map { try report(family($0)) }
             for layer in ["conv1", "conv2", "fc"] {
@@ -112,7 +132,7 @@ final class WeightQuantizerTests: XCTestCase {
         }
         let reference = try inputs.map { try float.prediction(from: $0)["y"]!.scalars }
         func snr(_ mode: QuantizationMode) throws -> Double {
-            let (q, _) = try WeightQuantizer(mode: mode).quantize(g)
+            let (q, _) = try WeightQuantizer(mode: mode, options: Self.everyWeight).quantize(g)
             let m = try Model(graph: q)
             var all: [Double] = []
             for (x, ref) in zip(inputs, reference) {
@@ -170,7 +190,7 @@ final class WeightQuantizerTests: XCTestCase {
                 Node(name: "mine", op: .custom(CustomLayerAttributes(className: "MyLayer", outputShapes: [[1, 8, 8, 6]])),
                      inputs: ["v"], outputs: ["z"], weights: ["w0": randomConstant([6], seed: 3)]),
             ])
-        let (q, r) = try WeightQuantizer(mode: .linear(bits: 4)).quantize(g)
+        let (q, r) = try WeightQuantizer(mode: .linear(bits: 4), options: Self.everyWeight).quantize(g)
         guard case let .linear(p) = q.nodes[0].weights["weight"]!.encoding else { return XCTFail() }
         XCTAssertEqual(p.axis, 1); XCTAssertEqual(p.scale.count, 6)
         guard case let .linear(a) = q.nodes[1].weights["alpha"]!.encoding else { return XCTFail() }
@@ -184,26 +204,26 @@ final class WeightQuantizerTests: XCTestCase {
     /// Already-compressed inputs are dequantized first, never crash, and re-encode as asked.
     func testCompressedInputs() throws {
         let g = Self.convNet()
-        let (fp16, _) = try WeightQuantizer(mode: .fp16).quantize(g)
-        let (lut, _) = try WeightQuantizer(mode: .kmeans(bits: 4)).quantize(g)
-        let (lin, _) = try WeightQuantizer(mode: .linear(bits: 3)).quantize(g)
+        let (fp16, _) = try WeightQuantizer(mode: .fp16, options: Self.everyWeight).quantize(g)
+        let (lut, _) = try WeightQuantizer(mode: .kmeans(bits: 4), options: Self.everyWeight).quantize(g)
+        let (lin, _) = try WeightQuantizer(mode: .linear(bits: 3), options: Self.everyWeight).quantize(g)
         for source in [fp16, lut, lin] {
             for mode in [QuantizationMode.fp16, .linear(bits: 8), .linearSymmetric, .kmeans(bits: 2)] {
-                let (q, r) = try WeightQuantizer(mode: mode).quantize(source)
+                let (q, r) = try WeightQuantizer(mode: mode, options: Self.everyWeight).quantize(source)
                 try q.verify()
                 XCTAssertEqual(r.entries.count, 10)
                 XCTAssertFalse(r.entries.contains { $0.sourceEncoding == "fp32" })
             }
         }
         // k-means on a 4-bit LUT input with 16 clusters or more is exact.
-        let (again, r) = try WeightQuantizer(mode: .kmeans(bits: 4)).quantize(lut)
+        let (again, r) = try WeightQuantizer(mode: .kmeans(bits: 4), options: Self.everyWeight).quantize(lut)
         XCTAssertEqual(r.overallSQNR, .infinity)
         XCTAssertEqual(again.nodes[3].weights["weight"]!.floats(), lut.nodes[3].weights["weight"]!.floats())
     }
 
     func testReportTableAndProgress() throws {
         var calls: [(Int, Int)] = []
-        let (_, r) = try WeightQuantizer(mode: .kmeans(bits: 2)).quantize(Self.convNet()) { calls.append(($0, $1)) }
+        let (_, r) = try WeightQuantizer(mode: .kmeans(bits: 2), options: Self.everyWeight).quantize(Self.convNet()) { calls.append(($0, $1)) }
         XCTAssertEqual(calls.map(\.0), Array(1...10)); XCTAssertTrue(calls.allSatisfy { $0.1 == 10 })
         let table = r.renderTable()
         let lines = table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -213,7 +233,7 @@ final class WeightQuantizerTests: XCTestCase {
         XCTAssertTrue(table.contains("2-bit kmeans: 10 tensors, \(Self.convNet().parameterCount) values"), table)
         XCTAssertTrue(table.contains("weights: \(r.totalBytesBefore) bytes → \(r.totalBytesAfter) bytes"), table)
         // Exact tensors print "inf".
-        let (_, exact) = try WeightQuantizer(mode: .kmeans(bits: 8)).quantize(Self.convNet())
+        let (_, exact) = try WeightQuantizer(mode: .kmeans(bits: 8), options: Self.everyWeight).quantize(Self.convNet())
         XCTAssertTrue(exact.renderTable().contains(" inf "), exact.renderTable())
     }
 

@@ -130,9 +130,7 @@ extension ExportWriter {
             emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
         case let .custom(a): lowerCustom(node, a, inBlobs)
         case .recurrent, .embedding, .sequenceMask, .applyMask:
-            // TODO(sequence models issue): uniDirectionalLSTM / biDirectionalLSTM / gru / simpleRecurrent / embedding,
-            // on the Seq axis (permute [2, 1, 0, 3] moves the writer's rank-3 steps from H to Seq and back).
-            fail(node, "sequence layers are not written to .mlmodel yet", "Convert to .mlbundle instead, which runs them.")
+            lowerSequenceNode(node)  // RecurrentExport.swift
         }
     }
 

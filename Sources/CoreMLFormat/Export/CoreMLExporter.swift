@@ -11,7 +11,8 @@ import MLGraph
 /// blobs [Seq, Batch, C, H, W]. The writer maps IR rank 4 [N, H, W, C] → [C, H, W], rank 2
 /// [N, D] → [D, 1, 1], and rank 3 [N, S, D] → [D, S, 1] (the steps on the H axis, so dense,
 /// padding, cropping, repeat and reshape work as on images; the Keras converter's sequence axis
-/// is only needed by recurrent layers, which the writer does not emit yet). Seq stays 1. The batch
+/// is only needed by recurrent and embedding layers, which permute their sequence onto Seq and
+/// back: see RecurrentExport.swift). Seq stays 1 elsewhere. The batch
 /// dimension is Core ML's runtime batch and is not written. Multi-array features are declared
 /// [C, H, W] (ranks 3 and 4) or [D] (rank 2); an input [1, C, H, W] that CoreMLImporter made
 /// (read only through a transpose to NHWC) is declared [C, H, W] again, and so is an output made
@@ -68,6 +69,8 @@ struct ExportWriter {
     var folded: Set<String> = []
     /// Core ML [C, H, W] of inputs / outputs whose NCHW ↔ NHWC transpose was folded.
     var nchwFeatures: [String: [Int64]] = [:]
+    /// Recurrent-state features added by the recurrent layers (RecurrentExport.swift).
+    var recurrentState = RecurrentStateFeatures()
 
     init(graph: Graph, options: CoreMLExportOptions) throws {
         var g = graph
@@ -140,7 +143,8 @@ struct ExportWriter {
         for node in graph.nodes where !folded.contains(node.name) {
             lower(node)
         }
-        let (description, classLabels, probabilitiesBlob) = makeDescription()
+        var (description, classLabels, probabilitiesBlob) = makeDescription()
+        appendRecurrentStateFeatures(to: &description)
         var network = Spec.NeuralNetwork(layers: layers, preprocessing: preprocessing)
         network.arrayInputShapeMapping = .rank5
         network.imageInputShapeMapping = .rank5

