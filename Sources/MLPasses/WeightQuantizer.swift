@@ -1,3 +1,4 @@
+import Foundation
 import MLGraph
 
 /// The weight-compression pass: fp16, linear n-bit, linear symmetric 8-bit, or k-means LUT n-bit,
@@ -38,8 +39,9 @@ public struct WeightQuantizer: Sendable {
 
     /// Compresses the selected weights of `graph`.
     /// - Parameters:
-    ///   - progress: called after each compressed tensor with (done, total) tensor counts, on the
-    ///     calling thread; total counts only tensors that will be compressed.
+    ///   - progress: called after each compressed tensor with (done, total) tensor counts, one call
+    ///     at a time with `done` increasing, possibly from worker threads (tensors are compressed
+    ///     concurrently); total counts only tensors that will be compressed.
     /// - Returns: the graph with new weight tensors, and the report.
     /// - Throws: `QuantizationError.fp16Overflow` (fp16 without `clampFP16`) or
     ///   `.nonFiniteWeight` (linear, k-means), naming the node and weight; nothing is returned then.
@@ -82,14 +84,30 @@ public struct WeightQuantizer: Sendable {
 
         // 2. Compress.
         var out = graph
+        // Tensors are independent: compress them on every core, then apply the results in plan
+        // order, so the output and the report are the same as a serial run.
+        var results = [Result<(ConstantTensor, QuantizationReport.Entry), Error>?](repeating: nil, count: plan.count)
+        let lock = NSLock()
+        var done = 0
+        results.withUnsafeMutableBufferPointer { slots in
+            let base = slots.baseAddress!
+            DispatchQueue.concurrentPerform(iterations: plan.count) { i in
+                let item = plan[i]
+                let node = graph.nodes[item.node]
+                let r = Result { try quantizeTensor(node.weights[item.role]!, op: node.op, node: node.name, role: item.role) }
+                base[i] = r
+                lock.lock()
+                done += 1
+                progress?(done, plan.count)
+                lock.unlock()
+            }
+        }
         var entries: [QuantizationReport.Entry] = []
         entries.reserveCapacity(plan.count)
-        for (done, item) in plan.enumerated() {
-            let node = graph.nodes[item.node]
-            let (tensor, entry) = try quantizeTensor(node.weights[item.role]!, op: node.op, node: node.name, role: item.role)
+        for (i, item) in plan.enumerated() {
+            let (tensor, entry) = try results[i]!.get()
             out.nodes[item.node].weights[item.role] = tensor
             entries.append(entry)
-            progress?(done + 1, plan.count)
         }
         func total(_ g: Graph) -> Int { g.nodes.reduce(0) { $0 + $1.weights.values.reduce(0) { $0 + storedByteCount(of: $1) } } }
         let report = QuantizationReport(mode: mode, entries: entries, skipped: skipped, notes: notes,

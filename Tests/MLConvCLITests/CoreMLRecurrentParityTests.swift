@@ -170,4 +170,84 @@ final class CoreMLRecurrentParityTests: XCTestCase {
             }
         }
     }
+
+    // MARK: - A real Core ML LSTM: Create ML's activity classifier
+
+    /// miyakooti's motionClassifier (Create ML activity classifier, spec 1): concat → reshape →
+    /// convolution 1×100 → ReLU → uniDirectionalLSTM(64 → 200) with h and c sliced from the
+    /// required `stateIn` and concatenated into `stateOut` → innerProduct → batchnorm → ReLU →
+    /// innerProduct → softmax. The imported graph runs like Core ML's layer equations evaluated
+    /// here from the spec's weights (the LSTM step as NeuralNetwork.proto writes it, with its
+    /// [−50, 50] pre-activation clip), for random windows and a random non-zero state.
+    func testMotionClassifierLSTMMatchesCoreMLEquations() throws {
+        let url = try TestPaths.sharedFile("corpus/mlmodel/miyakooti_motionClassifier.mlmodel")
+        let spec = try Spec.Model.load(contentsOf: url.path)
+        let result = try CoreMLImporter.importModel(spec, fileName: url.lastPathComponent)
+        let graph = result.graph
+        XCTAssertEqual(Set(graph.inputs.map(\.name)), ["acceleration_x", "acceleration_y", "acceleration_z", "stateIn"])
+        let lstmNode = try XCTUnwrap(graph.nodes.first { $0.name == "lstm" })
+        guard case let .recurrent(a) = lstmNode.op else { return XCTFail("lstm is \(lstmNode.op.name)") }
+        XCTAssertEqual(a.kind, .lstm)
+        XCTAssertEqual(a.units, 200)
+        XCTAssertTrue(a.initialStates, "h and c come from stateIn")
+        XCTAssertTrue(a.returnState, "h and c go to stateOut")
+        XCTAssertFalse(a.returnSequences)
+
+        let layers = try XCTUnwrap(spec.neuralNetwork?.layers)
+        func layer(_ n: String) -> Spec.NeuralNetworkLayer.Layer { layers.first { $0.name == n }!.layer }
+        guard case let .convolution(conv) = layer("conv"), case let .uniDirectionalLSTM(lstm) = layer("lstm"),
+              case let .innerProduct(d0) = layer("dense0"), case let .batchnorm(bn) = layer("bn"),
+              case let .innerProduct(d1) = layer("dense1") else { return XCTFail("unexpected layer types") }
+        let lw = try XCTUnwrap(lstm.weightParams)
+        func f(_ w: Spec.WeightParams?) -> [Float] { w?.floats ?? [] }
+        func matvec(_ w: [Float], _ x: [Float], rows: Int) -> [Float] {
+            let cols = x.count
+            return (0..<rows).map { r in (0..<cols).reduce(Float(0)) { $0 + w[r * cols + $1] * x[$1] } }
+        }
+        func clip(_ v: Float) -> Float { min(50, max(-50, v)) }
+        func sigmoid(_ v: Float) -> Float { 1 / (1 + exp(-v)) }
+
+        for trial in 0..<3 {
+            let ax = randomFloats(count: 100, seed: UInt64(10 + trial)), ay = randomFloats(count: 100, seed: UInt64(20 + trial))
+            let az = randomFloats(count: 100, seed: UInt64(30 + trial))
+            let state = randomFloats(count: 400, seed: UInt64(40 + trial), in: -0.5...0.5)
+            // concat + reshape [1, 3, 1, 100] + convolution 1×100 stride 100 (one output position) + ReLU.
+            let features = ax + ay + az
+            let cw = f(conv.weights), cb = f(conv.bias)
+            let x: [Float] = (0..<64).map { o in max(0, cb[o] + (0..<300).reduce(Float(0)) { $0 + cw[o * 300 + $1] * features[$1] }) }
+            // One LSTM step (Core ML: gates i, f, o with the gate activation, block input z with tanh).
+            let h = Array(state[0..<200]), c = Array(state[200..<400])
+            func gate(_ w: Spec.WeightParams?, _ r: Spec.WeightParams?, _ b: Spec.WeightParams?) -> [Float] {
+                let wx = matvec(f(w), x, rows: 200), rh = matvec(f(r), h, rows: 200), bv = f(b)
+                return (0..<200).map { clip(wx[$0] + rh[$0] + bv[$0]) }
+            }
+            let i = gate(lw.inputGateWeightMatrix, lw.inputGateRecursionMatrix, lw.inputGateBiasVector).map(sigmoid)
+            let fg = gate(lw.forgetGateWeightMatrix, lw.forgetGateRecursionMatrix, lw.forgetGateBiasVector).map(sigmoid)
+            let z = gate(lw.blockInputWeightMatrix, lw.blockInputRecursionMatrix, lw.blockInputBiasVector).map(tanh)
+            let o = gate(lw.outputGateWeightMatrix, lw.outputGateRecursionMatrix, lw.outputGateBiasVector).map(sigmoid)
+            let c2 = (0..<200).map { fg[$0] * c[$0] + i[$0] * z[$0] }
+            let h2 = (0..<200).map { o[$0] * tanh(c2[$0]) }
+            // Head: innerProduct + batchnorm + ReLU + innerProduct (no bias) + softmax.
+            let y0 = zip(matvec(f(d0.weights), h2, rows: 128), f(d0.bias)).map(+)
+            let (g, be, mu, va) = (f(bn.gamma), f(bn.beta), f(bn.mean), f(bn.variance))
+            let y1 = (0..<128).map { max(0, g[$0] * (y0[$0] - mu[$0]) / (va[$0] + bn.epsilon).squareRoot() + be[$0]) }
+            let logits = matvec(f(d1.weights), y1, rows: 2)
+            let m = logits.max()!
+            let e = logits.map { exp($0 - m) }
+            let probs = e.map { $0 / e.reduce(0, +) }
+
+            let got = try Model(graph: graph).prediction(from: [
+                "acceleration_x": try NDArray(shape: [1, 100], scalars: ax), "acceleration_y": try NDArray(shape: [1, 100], scalars: ay),
+                "acceleration_z": try NDArray(shape: [1, 100], scalars: az), "stateIn": try NDArray(shape: [1, 400], scalars: state),
+            ])
+            let stateOut = try XCTUnwrap(got["stateOut"]).scalars
+            let p = try XCTUnwrap(got[graph.description.probabilitiesOutput ?? "labelProbability"]).scalars
+            let stateErr = maxAbsDiff(stateOut, h2 + c2) / max(1, (h2 + c2).map(abs).max()!)
+            let probErr = maxAbsDiff(p, probs)
+            print("CoreMLRecurrentParityTests motionClassifier trial \(trial): stateOut max rel err \(stateErr), probabilities max err \(probErr) "
+                + "(p = \(p), reference \(probs))")
+            XCTAssertLessThanOrEqual(stateErr, 1e-4, "stateOut (h, c) differs from Core ML's LSTM equations")
+            XCTAssertLessThanOrEqual(probErr, 1e-4, "class probabilities differ from Core ML's layer equations")
+        }
+    }
 }

@@ -28,6 +28,9 @@ struct RecurrentStateFeatures {
     var inputs: [RecurrentStateFeature] = []
     /// Final-state outputs.
     var outputs: [RecurrentStateFeature] = []
+    /// Blob → its copy with the steps on the Seq axis, so that recurrent layers reading the same
+    /// sequence share one permute.
+    var seqAxis: [String: String] = [:]
 }
 
 extension CoreMLExporter {
@@ -200,8 +203,13 @@ extension ExportWriter {
         let out = blob(node.outputs[0])
         var xSeq = xBlob
         if t > 1 {
-            xSeq = tempBlob("\(xBlob)__seq_axis")
-            swapSeqAndH(xBlob, output: xSeq, layerName: "\(node.name)__to_seq_axis")
+            if let shared = recurrentState.seqAxis[xBlob] {
+                xSeq = shared
+            } else {
+                xSeq = tempBlob("\(xBlob)__seq_axis")
+                swapSeqAndH(xBlob, output: xSeq, layerName: "\(node.name)__to_seq_axis")
+                recurrentState.seqAxis[xBlob] = xSeq
+            }
         }
         if Self.isUnbounded(a.activation) || Self.isUnbounded(a.recurrentActivation) {
             notes.append("node '\(node.name)': Core ML clips recurrent pre-activations to [-50, 50] (the LSTM cell to 50000), Keras does not: "

@@ -98,10 +98,15 @@ public enum CoreMLInspector {
             if !d.predictedFeatureName.isEmpty { s.json["predictedFeatureName"] = d.predictedFeatureName }
             if !d.predictedProbabilitiesName.isEmpty { s.json["predictedProbabilitiesName"] = d.predictedProbabilitiesName }
             s.lines.append("")
+            let roles = RecurrentInspection.featureRoles(model)
+            if !roles.isEmpty {
+                s.json["inputs"] = d.input.map { f in featureJSON(f).merging(roles[f.name].map { ["recurrentRole": $0] } ?? [:]) { a, _ in a } }
+                s.json["outputs"] = d.output.map { f in featureJSON(f).merging(roles[f.name].map { ["recurrentRole": $0] } ?? [:]) { a, _ in a } }
+            }
             s.lines.append("  Inputs:")
-            s.lines += featureLines(d.input)
+            s.lines += featureLines(d.input, roles: roles)
             s.lines.append("  Outputs:")
-            s.lines += featureLines(d.output)
+            s.lines += featureLines(d.output, roles: roles)
             if !d.state.isEmpty {
                 s.lines.append("  States:")
                 s.lines += featureLines(d.state)
@@ -316,12 +321,15 @@ public enum CoreMLInspector {
         }
     }
 
-    static func featureLines(_ fs: [Spec.FeatureDescription]) -> [String] {
+    /// One line per feature; `roles` adds what a feature is to the recurrent layers
+    /// (`RecurrentInspection.featureRoles`) in brackets.
+    static func featureLines(_ fs: [Spec.FeatureDescription], roles: [String: String] = [:]) -> [String] {
         if fs.isEmpty { return ["    (none)"] }
         let w = min(28, fs.map(\.name.count).max() ?? 0)
         return fs.map { f in
             let name = f.name.padding(toLength: max(w, f.name.count), withPad: " ", startingAt: 0)
             var line = "    \(name)  \(f.type.map(typeDescription) ?? "no type")"
+            if let r = roles[f.name] { line += " [\(r)]" }
             if !f.shortDescription.isEmpty { line += " — \(oneLine(f.shortDescription))" }
             return line
         }

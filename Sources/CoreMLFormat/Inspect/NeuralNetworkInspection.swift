@@ -164,6 +164,11 @@ enum NeuralNetworkInspection {
 
         s.lines.append("  Layers:")
         s.lines += layerLines
+        let recurrent = RecurrentInspection.describe(n, model: model)
+        if !recurrent.json.isEmpty {
+            json["recurrentLayers"] = recurrent.json
+            s.lines += recurrent.lines
+        }
 
         // Spec version consistency.
         let v = Int(model.specificationVersion)
