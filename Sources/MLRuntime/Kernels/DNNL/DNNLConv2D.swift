@@ -26,7 +26,6 @@ enum DNNLConv2D {
                                   stride: (a.strides[0], a.strides[1]), dilation: (a.dilations[0], a.dilations[1]))
         guard p.top >= 0, p.bottom >= 0, p.left >= 0, p.right >= 0 else { return nil }
 
-        let engine = try DNNLEngine.get()
         var src = try dnnlMD([n, cin, h, w], dnnl_nhwc)
         var dst = try dnnlMD([n, cout, y[1], y[2]], dnnl_nhwc)
         let weightDims = g == 1 ? [cout, cin, a.kernel[0], a.kernel[1]]
@@ -45,21 +44,9 @@ enum DNNLConv2D {
                 bias == nil ? nil : UnsafePointer(bp), &dst, strides, dilates, padL, padR),
                 "dnnl_dilated_convolution_forward_desc_init")
         }
-        let (pd, leftover) = try dnnlPrimitiveDesc(activation: a.activation, what: "dnnl_primitive_desc_create (convolution)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
+        return try withUnsafePointer(to: &desc) {
+            try makeWeightedDNNLKernel(ctx, opDesc: UnsafeRawPointer($0), what: "convolution", activation: a.activation,
+                                       weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst)
         }
-        let storage = DNNLStorage()
-        let chosen = try pd.md(dnnl_query_weights_md)
-        let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
-        var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
-        if let bias {
-            constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
     }
 }

@@ -49,7 +49,6 @@ enum DNNLDeconv2D {
             padL.append(Int64(top)); padR.append(Int64(right))
         }
 
-        let engine = try DNNLEngine.get()
         var src = try dnnlMD([n, cin, h, w], dnnl_nhwc)
         var dst = try dnnlMD([n, cout, y[1], y[2]], dnnl_nhwc)
         let weightDims = g == 1 ? [cout, cin, a.kernel[0], a.kernel[1]]
@@ -67,21 +66,9 @@ enum DNNLDeconv2D {
                 bias == nil ? nil : UnsafePointer(bp), &dst, strides, dilates, padL, padR),
                 "dnnl_dilated_deconvolution_forward_desc_init")
         }
-        let (pd, leftover) = try dnnlPrimitiveDesc(activation: a.activation, what: "dnnl_primitive_desc_create (deconvolution)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
+        return try withUnsafePointer(to: &desc) {
+            try makeWeightedDNNLKernel(ctx, opDesc: UnsafeRawPointer($0), what: "deconvolution", activation: a.activation,
+                                       weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst)
         }
-        let storage = DNNLStorage()
-        let chosen = try pd.md(dnnl_query_weights_md)
-        let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
-        var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
-        if let bias {
-            constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
     }
 }

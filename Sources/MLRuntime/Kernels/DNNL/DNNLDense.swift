@@ -18,7 +18,6 @@ enum DNNLDense {
         let bias = ctx.node.weights["bias"]
         if let bias, bias.shape != [cout] { return nil }
 
-        let engine = try DNNLEngine.get()
         var src = try dnnlMD([m, cin], dnnl_nc)
         var dst = try dnnlMD([m, cout], dnnl_nc)
         let plainWeights = try dnnlMD([cout, cin], dnnl_oi)
@@ -30,21 +29,9 @@ enum DNNLDense {
                 &desc, dnnl_forward_inference, &src, &anyWeights, bias == nil ? nil : UnsafePointer(bp), &dst),
                 "dnnl_inner_product_forward_desc_init")
         }
-        let (pd, leftover) = try dnnlPrimitiveDesc(activation: a.activation, what: "dnnl_primitive_desc_create (inner product)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
+        return try withUnsafePointer(to: &desc) {
+            try makeWeightedDNNLKernel(ctx, opDesc: UnsafeRawPointer($0), what: "inner product", activation: a.activation,
+                                       weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst)
         }
-        let storage = DNNLStorage()
-        let chosen = try pd.md(dnnl_query_weights_md)
-        let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
-        var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
-        if let bias {
-            constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
     }
 }

@@ -557,3 +557,32 @@ final class DNNLKernel: Kernel {
         }
     }
 }
+
+/// The shared second half of the weighted-op kernels (convolution, deconvolution, inner product):
+/// creates the primitive descriptor for the initialised op descriptor `opDesc` with `activation`
+/// fused as a post-op where oneDNN can (the rest runs after), packs `weight` once from its plain
+/// layout `plainWeights` into the layout oneDNN chose, adds the optional bias, and returns the
+/// kernel. `src`/`dst` describe the caller's activation buffers.
+/// - Throws: `RuntimeError.kernelFailure` (via `dnnlCheck`) when oneDNN rejects the descriptor.
+func makeWeightedDNNLKernel(_ ctx: KernelContext, opDesc: UnsafeRawPointer, what: String, activation: Activation?,
+                            weight: ConstantTensor, plainWeights: dnnl_memory_desc_t,
+                            bias: ConstantTensor?, biasMD: dnnl_memory_desc_t,
+                            src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t) throws -> Kernel {
+    let engine = try DNNLEngine.get()
+    let (pd, leftover) = try dnnlPrimitiveDesc(activation: activation, what: "dnnl_primitive_desc_create (\(what))") { attr in
+        var pd: dnnl_primitive_desc_t?
+        let s = dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nil)
+        return (s, pd)
+    }
+    let storage = DNNLStorage()
+    let chosen = try pd.md(dnnl_query_weights_md)
+    let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
+    var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
+    if let bias {
+        constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
+    }
+    let exe = try DNNLExecutable(
+        pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
+        constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
+    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
+}
