@@ -12,6 +12,7 @@ import CoreMLFormat
 import Foundation
 import KerasFrontend
 import MLGraph
+import MLPasses
 import MLRuntime
 import TestSupport
 import XCTest
@@ -248,6 +249,83 @@ final class CoreMLRecurrentParityTests: XCTestCase {
                 + "(p = \(p), reference \(probs))")
             XCTAssertLessThanOrEqual(stateErr, 1e-4, "stateOut (h, c) differs from Core ML's LSTM equations")
             XCTAssertLessThanOrEqual(probErr, 1e-4, "class probabilities differ from Core ML's layer equations")
+        }
+    }
+
+    // MARK: - IR-built graphs (no Keras reference): the imported model runs like the IR
+
+    /// Runs `graph` and its exported-then-imported copy on `feeds`; returns the worst relative
+    /// error over the graph's outputs and the written model.
+    static func irRoundTrip(_ graph: Graph, feeds: [String: NDArray], label: String) throws -> (Float, Spec.Model) {
+        let model = try Spec.Model.decode(try CoreMLExporter.model(from: graph).encode(), fileName: label)
+        let imported = try CoreMLImporter.graph(from: model, fileName: label)
+        let expected = try Model(graph: graph).prediction(from: feeds)
+        var adapted: [String: NDArray] = [:]
+        for (k, v) in feeds {
+            let t = try XCTUnwrap(imported.inputs.first { $0.name == k }?.type, "\(label): input \(k)")
+            adapted[k] = try coreMLLayout(v).reshaped(t.shape)
+        }
+        let got = try Model(graph: imported).prediction(from: adapted)
+        var worst: Float = 0
+        for o in graph.outputs {
+            let ref = try coreMLLayout(try XCTUnwrap(expected[o]))
+            let g = try XCTUnwrap(got[o], "\(label): output \(o)")
+            worst = max(worst, maxAbsDiff(g.scalars, ref.scalars) / max(1, ref.scalars.map(abs).max() ?? 0))
+        }
+        return (worst, model)
+    }
+
+    /// Embedding of a token sequence → LSTM (sequences, initial states from graph inputs) →
+    /// Bidirectional GRU with reset_after=True (ave) → last outputs: every sequence op the writer
+    /// has, in one graph.
+    func testEmbeddingLSTMAndResetAfterGRUGraph() throws {
+        typealias R = RecurrentAttributes
+        func w(_ kind: RecurrentKind, _ u: Int, _ d: Int, _ suffix: String = "", seed: UInt64, resetAfter: Bool = false) -> [String: ConstantTensor] {
+            let g = kind.gateCount * u
+            var out = ["kernel" + suffix: randomConstant([g, d], seed: seed), "recurrentKernel" + suffix: randomConstant([g, u], seed: seed + 1),
+                       "bias" + suffix: randomConstant([g], seed: seed + 2)]
+            if resetAfter { out["recurrentBias" + suffix] = randomConstant([g], seed: seed + 3) }
+            return out
+        }
+        let emb = Node(name: "emb", op: .embedding(outputChannels: 4), inputs: ["tokens"], outputs: ["e"],
+                       weights: ["weight": randomConstant([4, 10], seed: 1)])
+        let lstm = Node(name: "lstm", op: .recurrent(R(kind: .lstm, units: 3, returnSequences: true, initialStates: true)),
+                        inputs: ["e", "h0", "c0"], outputs: ["s"], weights: w(.lstm, 3, 4, seed: 10))
+        var gw = w(.gru, 2, 3, seed: 20, resetAfter: true)
+        gw.merge(w(.gru, 2, 3, "_backward", seed: 30, resetAfter: true)) { a, _ in a }
+        let gru = Node(name: "bigru", op: .recurrent(R(kind: .gru, units: 2, returnSequences: true, returnState: true, resetAfter: true, bidirectional: .ave)),
+                       inputs: ["s"], outputs: ["g", "gh_f", "gh_b"], weights: gw)
+        let last = Node(name: "last", op: .recurrent(R(kind: .simpleRNN, units: 2, activation: .relu, goBackwards: true)),
+                        inputs: ["g"], outputs: ["y"], weights: w(.simpleRNN, 2, 2, seed: 40))
+        let graph = Graph(inputs: [ValueInfo(name: "tokens", type: TensorType([1, 6])), ValueInfo(name: "h0", type: TensorType([1, 3])),
+                                   ValueInfo(name: "c0", type: TensorType([1, 3]))],
+                          outputs: ["y", "g", "gh_f", "gh_b", "s"], nodes: [emb, lstm, gru, last])
+        let feeds: [String: NDArray] = [
+            "tokens": try NDArray(shape: [1, 6], scalars: [3, 0, 9, 1, 1, 7]),
+            "h0": try NDArray(shape: [1, 3], scalars: randomFloats(count: 3, seed: 50)),
+            "c0": try NDArray(shape: [1, 3], scalars: randomFloats(count: 3, seed: 51)),
+        ]
+        let (err, model) = try Self.irRoundTrip(graph, feeds: feeds, label: "embedding_lstm_gru.mlmodel")
+        print("CoreMLRecurrentParityTests embedding+LSTM+GRU graph: \(model.neuralNetwork?.layers.count ?? 0) layers, max rel err \(err)")
+        XCTAssertLessThanOrEqual(err, 1e-4)
+        XCTAssertNotNil(Self.layerTypes(model)["embedding"])
+        XCTAssertEqual(model.description?.input.filter { $0.type?.isOptional == true }.map(\.name), ["last_h_in"],
+                       "the LSTM takes its states from graph inputs; the unrolled GRU has no optional states")
+    }
+
+    /// fp16 and 8-bit weights (MLPasses) through the recurrent layers: gate blocks stay fp16
+    /// (spec 2) or are written as float32 blocks, and predictions equal the compressed IR's.
+    func testCompressedRecurrentWeights() throws {
+        let fx = try Self.fixture("lstm_variants_k2")
+        let graph = try KerasConverter().convert(modelAt: Self.kerasDir.appendingPathComponent(fx.model), architectureJSON: nil)
+        let x = try NPY.read(contentsOf: Self.kerasDir.appendingPathComponent(fx.inputs[0].file))
+        for mode in [QuantizationMode.fp16, .linear(bits: 8)] {
+            var opts = QuantizationOptions()
+            opts.minWeights = 0
+            let (q, _) = try WeightQuantizer(mode: mode, options: opts).quantize(graph)
+            let (err, model) = try Self.irRoundTrip(q, feeds: [fx.inputs[0].name: x], label: "lstm_variants_\(mode).mlmodel")
+            print("CoreMLRecurrentParityTests lstm_variants_k2 \(mode): spec \(model.specificationVersion), max rel err vs compressed IR \(err)")
+            XCTAssertLessThanOrEqual(err, 1e-4, "\(mode)")
         }
     }
 }

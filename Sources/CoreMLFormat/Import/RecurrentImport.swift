@@ -139,7 +139,7 @@ enum RecurrentImport {
 
     /// Stacks per-gate blocks (each [rows] or [rows, cols]) into one constant [gates·rows(, cols)],
     /// in the given order. All-fp16 blocks stay fp16; anything else becomes float32.
-    static func stack(_ parts: [(Spec.WeightParams?, String)], rows: Int, cols: Int?, layer: String) throws -> ConstantTensor {
+    static func stack(_ parts: [(Spec.WeightParams?, String)], rows: Int, cols: Int?) throws -> ConstantTensor {
         let shape = cols.map { [rows, $0] } ?? [rows]
         let blocks = try parts.map { try WeightImport.constant($0.0, shape: shape, what: $0.1) }
         let total = cols.map { [rows * parts.count, $0] } ?? [rows * parts.count]
@@ -179,9 +179,9 @@ extension LayerImporter {
     /// Weights: Core ML's per-gate matrices [U, D] / [U, U] and vectors [U] are stacked in Keras'
     /// gate order (LSTM [i, f, z(c), o] from Core ML's input / forget / block-input / output
     /// fields; GRU update, reset, output = z, r, h; reset before the recurrent matmul, i.e.
-    /// `resetAfter` false). The LSTM forget bias is used as stored: with `forgetBias` set Core ML
-    /// has already added the 1 into the stored vector (coremltools' and onnxmltools' references
-    /// use it as is), which is recorded in the warnings. Inputs: the sequence, then 0 or all
+    /// `resetAfter` false). The LSTM forget bias is used as stored, also with `forgetBias` set
+    /// (coremltools' NumPy reference and onnxmltools' converter use it as is: the +1 is already
+    /// in the trained bias), which is recorded in the warnings. Inputs: the sequence, then 0 or all
     /// initial states (an omitted optional one becomes zeros); outputs: y, then 0 or all final
     /// states (`returnState`). A sequence output of one step is the vector [1, U].
     ///
@@ -207,7 +207,7 @@ extension LayerImporter {
             (inputSize, units) = try checkSizes(p.inputVectorSize, p.outputVectorSize)
             let acts = try RecurrentImport.lstmActivations(p.activations)
             guard let w = p.weightParams else { throw LayerImportFailure("has no weights") }
-            weights = try lstmWeights(w, params: p.params, inputSize: inputSize, units: units, suffix: "", layer: name)
+            weights = try lstmWeights(w, params: p.params, inputSize: inputSize, units: units, suffix: "")
             attrs = RecurrentAttributes(kind: .lstm, units: units, activation: acts.cell, recurrentActivation: acts.gate,
                                         returnSequences: p.params?.sequenceOutput ?? false, goBackwards: p.reverseInput)
             lstmWarnings(p.params, layer: name)
@@ -215,7 +215,7 @@ extension LayerImporter {
             (inputSize, units) = try checkSizes(p.inputVectorSize, p.outputVectorSize)
             let acts = try RecurrentImport.lstmActivations(p.activationsForwardLSTM)
             for (k, w) in p.weightParams.enumerated() {
-                weights.merge(try lstmWeights(w, params: p.params, inputSize: inputSize, units: units, suffix: k == 0 ? "" : "_backward", layer: name)) { a, _ in a }
+                weights.merge(try lstmWeights(w, params: p.params, inputSize: inputSize, units: units, suffix: k == 0 ? "" : "_backward")) { a, _ in a }
             }
             attrs = RecurrentAttributes(kind: .lstm, units: units, activation: acts.cell, recurrentActivation: acts.gate,
                                         returnSequences: p.params?.sequenceOutput ?? false, bidirectional: .concat)
@@ -227,11 +227,11 @@ extension LayerImporter {
                      (p.outputGateWeightMatrix, "output gate weight")]
             let r = [(p.updateGateRecursionMatrix, "update gate recursion"), (p.resetGateRecursionMatrix, "reset gate recursion"),
                      (p.outputGateRecursionMatrix, "output gate recursion")]
-            weights["kernel"] = try RecurrentImport.stack(g, rows: units, cols: inputSize, layer: name)
-            weights["recurrentKernel"] = try RecurrentImport.stack(r, rows: units, cols: units, layer: name)
+            weights["kernel"] = try RecurrentImport.stack(g, rows: units, cols: inputSize)
+            weights["recurrentKernel"] = try RecurrentImport.stack(r, rows: units, cols: units)
             if p.hasBiasVectors {
                 weights["bias"] = try RecurrentImport.stack([(p.updateGateBiasVector, "update gate bias"), (p.resetGateBiasVector, "reset gate bias"),
-                                                             (p.outputGateBiasVector, "output gate bias")], rows: units, cols: nil, layer: name)
+                                                             (p.outputGateBiasVector, "output gate bias")], rows: units, cols: nil)
             }
             attrs = RecurrentAttributes(kind: .gru, units: units, activation: acts[1], recurrentActivation: acts[0],
                                         returnSequences: p.sequenceOutput, goBackwards: p.reverseInput, resetAfter: false)
@@ -241,10 +241,10 @@ extension LayerImporter {
                 guard let v = RecurrentImport.activation(a) else { throw LayerImportFailure("activation \(a.nonlinearity.name) is not expressible") }
                 return v
             } ?? .tanh
-            weights["kernel"] = try RecurrentImport.stack([(p.weightMatrix, "weight")], rows: units, cols: inputSize, layer: name)
-            weights["recurrentKernel"] = try RecurrentImport.stack([(p.recursionMatrix, "recursion")], rows: units, cols: units, layer: name)
+            weights["kernel"] = try RecurrentImport.stack([(p.weightMatrix, "weight")], rows: units, cols: inputSize)
+            weights["recurrentKernel"] = try RecurrentImport.stack([(p.recursionMatrix, "recursion")], rows: units, cols: units)
             if p.hasBiasVector {
-                weights["bias"] = try RecurrentImport.stack([(p.biasVector, "bias")], rows: units, cols: nil, layer: name)
+                weights["bias"] = try RecurrentImport.stack([(p.biasVector, "bias")], rows: units, cols: nil)
             }
             attrs = RecurrentAttributes(kind: .simpleRNN, units: units, activation: act, recurrentActivation: .sigmoid,
                                         returnSequences: p.sequenceOutput, goBackwards: p.reverseInput)
@@ -294,23 +294,23 @@ extension LayerImporter {
 
     /// The IR weights of one LSTM direction: Core ML's gate matrices stacked in Keras' order
     /// [i, f, z(c), o] (Core ML's own order is [i, f, o, z]).
-    private func lstmWeights(_ w: Spec.LSTMWeightParams, params: Spec.LSTMParams?, inputSize: Int, units: Int, suffix: String,
-                             layer: String) throws -> [String: ConstantTensor] {
+    private func lstmWeights(_ w: Spec.LSTMWeightParams, params: Spec.LSTMParams?, inputSize: Int, units: Int,
+                             suffix: String) throws -> [String: ConstantTensor] {
         let dir = suffix.isEmpty ? "" : " (backward)"
         var out: [String: ConstantTensor] = [:]
         out["kernel" + suffix] = try RecurrentImport.stack([
             (w.inputGateWeightMatrix, "input gate weight\(dir)"), (w.forgetGateWeightMatrix, "forget gate weight\(dir)"),
             (w.blockInputWeightMatrix, "block input weight\(dir)"), (w.outputGateWeightMatrix, "output gate weight\(dir)"),
-        ], rows: units, cols: inputSize, layer: layer)
+        ], rows: units, cols: inputSize)
         out["recurrentKernel" + suffix] = try RecurrentImport.stack([
             (w.inputGateRecursionMatrix, "input gate recursion\(dir)"), (w.forgetGateRecursionMatrix, "forget gate recursion\(dir)"),
             (w.blockInputRecursionMatrix, "block input recursion\(dir)"), (w.outputGateRecursionMatrix, "output gate recursion\(dir)"),
-        ], rows: units, cols: units, layer: layer)
+        ], rows: units, cols: units)
         if params?.hasBiasVectors ?? false {
             out["bias" + suffix] = try RecurrentImport.stack([
                 (w.inputGateBiasVector, "input gate bias\(dir)"), (w.forgetGateBiasVector, "forget gate bias\(dir)"),
                 (w.blockInputBiasVector, "block input bias\(dir)"), (w.outputGateBiasVector, "output gate bias\(dir)"),
-            ], rows: units, cols: nil, layer: layer)
+            ], rows: units, cols: nil)
         }
         return out
     }
@@ -318,8 +318,8 @@ extension LayerImporter {
     private func lstmWarnings(_ p: Spec.LSTMParams?, layer: String) {
         guard let p else { return }
         if p.forgetBias {
-            b.warnings.append("LSTM '\(layer)' sets forgetBias: the stored forget-gate bias is used as is (Core ML has already added the 1 into it; "
-                + "coremltools' and onnxmltools' reference implementations add nothing at run time)")
+            b.warnings.append("LSTM '\(layer)' sets forgetBias: the stored forget-gate bias is used as is, as coremltools' NumPy reference "
+                + "(which its tests compare with Core ML) and onnxmltools' Core ML → ONNX converter do (the +1 is already in the trained bias)")
         }
         if p.cellClipThreshold > 0 && p.cellClipThreshold < 50000 {
             b.warnings.append("LSTM '\(layer)' clips its cell state to ±\(p.cellClipThreshold); mlconv's IR does not clip (results differ only where the cell exceeds it)")
