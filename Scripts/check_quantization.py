@@ -273,10 +273,12 @@ def _codes(wp, n):
     return unpack(raw.tobytes(), nbits, n)
 
 
-def _dequantize(wp, shape, axis):
+def _dequantize(wp, shape, axis, float32_math=False):
     """Documented formulas (coreml-format-facts §2.3, §2.6, §2.8): w = q·scale[c] + bias[c] in
-    float64 (scale/bias as stored, float32), then float32; LUT: table[q]. Codes are the row-major
-    flattening of `shape`, packed MSB first; c is the index along `axis` (1-D: one channel)."""
+    float64 (scale/bias as stored, float32), then float32, as coremltools' `_dequantize_wp` (or,
+    with float32_math, each step in float32 as mlconv's `ConstantTensor.floats()`); LUT: table[q].
+    Codes are the row-major flattening of `shape`, packed MSB first; c is the index along `axis`
+    (1-D: one channel)."""
     n = int(np.prod(shape))
     q = wp.quantization
     codes = _codes(wp, n)
@@ -293,6 +295,9 @@ def _dequantize(wp, shape, axis):
             ch = (np.arange(n) // inner) % shape[axis]
             if len(scale) != shape[axis]:
                 raise ValueError(f"{len(scale)} scales for axis {axis} of shape {shape}")
+        if float32_math:
+            s32, b32 = scale.astype(np.float32), bias.astype(np.float32)
+            return codes.astype(np.float32) * s32[ch] + b32[ch]
         return (codes.astype(np.float64) * scale[ch] + bias[ch]).astype(np.float32)
     if kind == "lookupTableQuantization":
         lut = np.array(q.lookupTableQuantization.floatValue, dtype=np.float32)
@@ -468,12 +473,14 @@ def _check_model(name, path, mlconv, work, modes, use_k1d, records, violations, 
                     rec["exact"] = not diffs
                     if diffs:
                         violations.append(f"{where}: not byte-identical to coremltools: " + "; ".join(diffs))
-                else:  # linear, written as float: the values must be coremltools' dequantized values
-                    rec["exact"] = bool(np.array_equal(mine, theirs))
+                else:  # linear, written as float: the values must be coremltools' codes dequantized
+                    # in float32 arithmetic (q·scale + bias, each step rounded), as mlconv does
+                    theirs32 = _dequantize(theirs_wp, shape, axis, float32_math=True)
+                    rec["exact"] = bool(np.array_equal(mine, theirs32))
                     if not rec["exact"]:
-                        k = int(np.argmax(mine != theirs))
+                        k = int(np.argmax(mine != theirs32))
                         violations.append(f"{where}: dequantized values differ from coremltools' "
-                                          f"(first at {k}: ours {mine[k]!r}, coremltools {theirs[k]!r})")
+                                          f"(first at {k}: ours {mine[k]!r}, coremltools {theirs32[k]!r})")
                 records.append(rec)
                 per.append(rec)
         if any_quantized and ours.specificationVersion < 3:

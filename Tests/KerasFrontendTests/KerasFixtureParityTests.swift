@@ -17,9 +17,12 @@ final class KerasFixtureParityTests: XCTestCase {
     static func manifest() throws -> [KerasFixture] { try KerasFixture.load(KerasTestPaths.fixtures) }
 
     /// Features the converter does not have, by manifest `issue` number.
-    static let knownMissing: [Int: String] = [
-        3: "Lambda layers and custom layer classes (need a --custom-layer / --lower hook)",
-    ]
+    /// Issue-3 fixtures hold the seed's Lambdas (`res_crop`, `rescale_output`) and a custom
+    /// `ReflectionPadding2D`: converted with the lowering hooks a user would pass on the command line.
+    static func issue3Hooks() throws -> [LayerHook] {
+        try ["res_crop=crop:2,2,2,2", "rescale_output=affine:127.5,127.5", "ReflectionPadding2D=pad:reflect"]
+            .map { try KerasHookSpec(lowerFlag: $0) }.layerHooks()
+    }
 
     /// The names with a test method below (kept in sync with the manifest by a test).
     static let covered: [String] = [
@@ -93,13 +96,12 @@ final class KerasFixtureParityTests: XCTestCase {
         }
         let dir = KerasTestPaths.fixtures
         let graph: Graph
+        var options = KerasConversionOptions()
+        if fx.issue == 3 { options.hooks = try Self.issue3Hooks() }
         do {
-            graph = try KerasConverter().convert(modelAt: dir.appendingPathComponent(fx.model),
-                                                 architectureJSON: fx.config.map { dir.appendingPathComponent($0) })
+            graph = try KerasConverter(options: options).convert(modelAt: dir.appendingPathComponent(fx.model),
+                                                                 architectureJSON: fx.config.map { dir.appendingPathComponent($0) })
         } catch let e as KerasConversionError {
-            if let issue = fx.issue, let feature = Self.knownMissing[issue], case .unsupportedLayers = e {
-                throw XCTSkip("\(name): rejected as expected (issue \(issue): \(feature)):\n\(e)")
-            }
             XCTFail("\(name): conversion failed:\n\(e)", file: file, line: line)
             return
         }
