@@ -38,6 +38,7 @@ See docs/QUANTIZATION.md.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -397,10 +398,17 @@ def _check_model(name, path, mlconv, work, modes, use_k1d, records, violations, 
         out_path = os.path.join(work, f"{name}.{tag}.mlmodel")
         flag = {"linear": "--linear", "linear-symmetric": "--linear-symmetric", "kmeans": "--kmeans"}[mode]
         t0 = time.perf_counter()
-        r = _run([mlconv, "quantize", path, "-o", out_path, "--bits", str(nbits), flag])
+        cmd = [mlconv, "quantize", path, "-o", out_path, "--bits", str(nbits), flag]
+        r = subprocess.run(cmd, capture_output=True, text=True)
         t_mlconv = time.perf_counter() - t0
         with open(os.path.join(work, f"{name}.{tag}.log"), "w") as f:
             f.write(r.stdout + r.stderr)
+        if r.returncode != 0:
+            first = next((l for l in (r.stderr + r.stdout).splitlines() if "error" in l), "").strip()
+            violations.append(f"{name} {tag}: `mlconv quantize` failed ({r.returncode}): {first[:300]}"
+                              f" (log: {os.path.join(work, f'{name}.{tag}.log')})")
+            rows.append((mode, nbits, None, 0, t_mlconv, 0.0, 0.0))
+            continue
         ours = ct.utils.load_spec(out_path)
         t_ct = t_k1d = 0.0
         per, kept, any_quantized = [], 0, False
@@ -520,6 +528,9 @@ def _print_model_table(name, path, rows, use_k1d):
     print(head)
     for mode, nbits, per, kept, t_m, t_c, t_k in rows:
         label = f"{mode} {nbits}"
+        if per is None:
+            print(f"  {label:<18} mlconv quantize FAILED (see the violations)")
+            continue
         if not per:
             print(f"  {label:<18} {0:>7} {'':>6} {'':>7} {kept:>4}  (nothing quantized)")
             continue
@@ -561,7 +572,8 @@ def models_main(argv):
     ap.add_argument("--work", help="keep the exported / quantized models here (default: a temporary directory)")
     ap.add_argument("--modes", help="comma-separated subset, e.g. linear8,kmeans4,linear-symmetric8")
     ap.add_argument("--no-kmeans1d", action="store_true", help="skip the vendored kmeans1d reference column")
-    ap.add_argument("--json", help="write the per-tensor records here")
+    ap.add_argument("--json", help="write the per-tensor records here (SQNR ±inf as the strings \"inf\"/\"-inf\")")
+    ap.add_argument("--verbose", action="store_true", help="list every warning (tensor and mode)")
     args = ap.parse_args(argv)
 
     import tempfile
@@ -592,7 +604,11 @@ def models_main(argv):
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(records, f, indent=1, default=lambda x: None if x is None else float(x))
+            def clean(v):
+                if isinstance(v, (float, np.floating)):
+                    return str(float(v)) if np.isinf(v) else float(v)
+                return v
+            json.dump([{k: clean(v) for k, v in r.items()} for r in records], f, indent=1)
     q = [r for r in records if r["stored"] == "quantized"]
     n_lin = sum(r["mode"] != "kmeans" for r in q)
     n_exact = sum(bool(r["exact"]) for r in q)
@@ -603,14 +619,29 @@ def models_main(argv):
     if n_f:
         print(f"written as float32 after quantization (as-f32): {n_f} tensor·mode pairs, compared by value / SQNR")
     if warns:
-        # one line per tensor, with the modes it happened in
+        # per model: which tensors, in how many modes (all of them with --verbose)
         grouped = {}
         for wtext in warns:
             model, tag, rest = wtext.split(" ", 2)
-            grouped.setdefault((model, rest), []).append(tag)
-        print(f"\n{len(grouped)} WARNING(S) (not acceptance failures):")
-        for (model, rest), tags in grouped.items():
-            print(f"  {model} {rest} [{', '.join(tags)}]")
+            grouped.setdefault(model, {}).setdefault(rest, []).append(tag)
+        print(f"\nWARNINGS (not acceptance failures), {sum(len(v) for v in grouped.values())} tensor(s):")
+        for model, items in grouped.items():
+            if args.verbose:
+                for rest, tags in items.items():
+                    print(f"  {model} {rest} [{', '.join(tags)}]")
+                continue
+            kinds = {}
+            for rest, tags in items.items():
+                m = re.match(r"layer '(.*)' (\S+): (.*)", rest)
+                key = (m.group(2), m.group(3)) if m else ("", rest)
+                kinds.setdefault(key, []).append((m.group(1) if m else "?", len(tags)))
+            for (field, text), layers in kinds.items():
+                names = ", ".join(l for l, _ in layers[:4]) + (", …" if len(layers) > 4 else "")
+                modes_ = sorted({c for _, c in layers})
+                print(f"  {model}: {field} of {len(layers)} layer(s) ({names}), in {'/'.join(map(str, modes_))} "
+                      f"of {len(modes)} modes: {text}")
+        if not args.verbose:
+            print("  (--verbose lists every tensor and mode)")
     if violations:
         print(f"\n{len(violations)} VIOLATION(S):")
         for v in violations:

@@ -7,6 +7,7 @@
 
 import Foundation
 import HDF5
+import TestSupport
 import XCTest
 @testable import KerasFrontend
 
@@ -518,7 +519,7 @@ final class LambdaFunctionTests: XCTestCase {
                 rejected += 1
             }
         }
-        var rng = LambdaFuzzRNG(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         for (index, blob) in blobs.enumerated() {
             for n in 0..<blob.count { attempt(Array(blob.prefix(n))) }
             // Every byte changed, on a sixth of the blobs (all are cheap, but the machine is shared).
@@ -641,15 +642,3 @@ private struct MarshalBuilder {
     }
 }
 
-/// A small deterministic generator (SplitMix64) for the fuzz test.
-private struct LambdaFuzzRNG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import MLGraph
 @testable import MLRuntime
+import TestSupport
 import XCTest
 
 // Differential tests of the oneDNN kernels (Kernels/DNNL) against an oracle: the reference kernel
@@ -513,32 +514,11 @@ private final class Results: @unchecked Sendable {
     func get(_ i: Int) -> [Float] { lock.lock(); defer { lock.unlock() }; return values[i] }
 }
 
-private func runKernel(_ kernel: Kernel, _ inputs: [[Float]], outputCounts: [Int]) -> [[Float]] {
-    let ins = inputs.map { v -> UnsafeMutablePointer<Float> in
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(v.count, 1))
-        p.initialize(from: v, count: v.count)
-        return p
-    }
-    let outs = outputCounts.map { n -> UnsafeMutablePointer<Float> in
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(n, 1))
-        p.initialize(repeating: .nan, count: n)
-        return p
-    }
-    defer { ins.forEach { $0.deallocate() }; outs.forEach { $0.deallocate() } }
-    kernel.run(inputs: ins.map { UnsafePointer($0) }, outputs: outs)
-    return zip(outs, outputCounts).map { Array(UnsafeBufferPointer(start: $0, count: $1)) }
-}
 
 private struct DNNLTestRNG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var base: SeededGenerator
+    init(seed: UInt64) { base = SeededGenerator(seed: seed) }
+    mutating func next() -> UInt64 { base.next() }
     /// Uniform in [−1, 1).
     mutating func float() -> Float { Float(next() >> 40) / Float(1 << 23) - 1 }
     /// Uniform in lo…hi (inclusive).
@@ -550,14 +530,8 @@ private func randomConstant(_ shape: [Int], _ rng: inout DNNLTestRNG, scale: Flo
     floatConstant(shape, (0..<shape.reduce(1, *)).map { _ in rng.float() * scale })
 }
 
-/// A float32 constant. (Copies inside `withUnsafeBytes`: `ByteStorage(floats:)` and
-/// `ByteStorage(_: [UInt8])` let the array's pointer escape its closure, which crashed in a
-/// release build.)
-private func floatConstant(_ shape: [Int], _ values: [Float]) -> ConstantTensor {
-    try! ConstantTensor(shape: shape, encoding: .float32, storage: values.withUnsafeBytes { ByteStorage(copying: $0) })
-}
 
-private func byteStorage(_ bytes: [UInt8]) -> ByteStorage { bytes.withUnsafeBytes { ByteStorage(copying: $0) } }
+private func byteStorage(_ bytes: [UInt8]) -> ByteStorage { .copying(bytes) }
 
 // MARK: - Naive oracle (used until/unless the reference kernels accept the node)
 

@@ -220,19 +220,3 @@ private final class Results: @unchecked Sendable {
     func get(_ i: Int) -> [[Float]] { lock.lock(); defer { lock.unlock() }; return values[i] }
 }
 
-/// Runs `kernel` on copies of `inputs` into NaN-filled outputs.
-private func runKernel(_ kernel: Kernel, _ inputs: [[Float]], outputCounts: [Int]) -> [[Float]] {
-    let ins = inputs.map { v -> UnsafeMutablePointer<Float> in
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(v.count, 1))
-        p.initialize(from: v, count: v.count)
-        return p
-    }
-    let outs = outputCounts.map { n -> UnsafeMutablePointer<Float> in
-        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(n, 1))
-        p.initialize(repeating: .nan, count: n)
-        return p
-    }
-    defer { ins.forEach { $0.deallocate() }; outs.forEach { $0.deallocate() } }
-    kernel.run(inputs: ins.map { UnsafePointer($0) }, outputs: outs)
-    return zip(outs, outputCounts).map { Array(UnsafeBufferPointer(start: $0, count: $1)) }
-}

@@ -42,3 +42,21 @@ func assertRuntimeError<T>(_ expected: RuntimeError, file: StaticString = #fileP
 func dot(_ a: [Float], _ b: [Float]) -> Double {
     zip(a, b).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
 }
+
+/// Runs `kernel` directly on copies of `inputs` into NaN-filled outputs (so an output the kernel
+/// never writes shows up as NaN).
+func runKernel(_ kernel: Kernel, _ inputs: [[Float]], outputCounts: [Int]) -> [[Float]] {
+    let ins = inputs.map { v -> UnsafeMutablePointer<Float> in
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(v.count, 1))
+        p.initialize(from: v, count: v.count)
+        return p
+    }
+    let outs = outputCounts.map { n -> UnsafeMutablePointer<Float> in
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(n, 1))
+        p.initialize(repeating: .nan, count: n)
+        return p
+    }
+    defer { ins.forEach { $0.deallocate() }; outs.forEach { $0.deallocate() } }
+    kernel.run(inputs: ins.map { UnsafePointer($0) }, outputs: outs)
+    return zip(outs, outputCounts).map { Array(UnsafeBufferPointer(start: $0, count: $1)) }
+}
