@@ -48,12 +48,12 @@ public enum Activation: Codable, Hashable, Sendable {
     public func apply(_ x: Float) -> Float {
         switch self {
         case let .linear(alpha, beta): return alpha * x + beta
-        case .relu: return x > 0 ? x : 0
+        case .relu: return x < 0 ? 0 : x  // NaN stays NaN, as tf.nn.relu
         case let .clippedReLU(maxValue, negativeSlope, threshold):
             if let m = maxValue, x >= m { return m }
             if x >= threshold { return x }
             return negativeSlope * (x - threshold)
-        case let .leakyReLU(alpha): return x >= 0 ? x : alpha * x
+        case let .leakyReLU(alpha): return x < 0 ? alpha * x : x  // NaN stays NaN
         case let .elu(alpha): return x > 0 ? x : alpha * (expf(x) - 1)
         case .selu:
             let scale: Float = 1.0507009873554805, alpha: Float = 1.6732632423543772

@@ -213,3 +213,27 @@ final class FusionTests: XCTestCase {
         XCTAssertEqual(graph(convPadding: .valid, padIsOutput: true).fusingZeroPaddingIntoConvolutions().nodes.count, 2)
     }
 }
+
+final class ActivationTests: XCTestCase {
+    /// Regression: relu(NaN) returned 0; TensorFlow (and so Keras) returns NaN.
+    func testReluPropagatesNaN() {
+        XCTAssertTrue(Activation.relu.apply(.nan).isNaN)
+        XCTAssertTrue(Activation.leakyReLU(alpha: 0.1).apply(.nan).isNaN)
+        XCTAssertEqual(Activation.relu.apply(-2), 0)
+        XCTAssertEqual(Activation.relu.apply(3), 3)
+        XCTAssertEqual(Activation.leakyReLU(alpha: 0.1).apply(-2), -0.2, accuracy: 1e-7)
+        XCTAssertEqual(Activation.relu.apply(.infinity), .infinity)
+    }
+
+    func testKerasDefinitions() {
+        // hard_sigmoid: Keras 2 (0.2x + 0.5) and Keras 3 (relu6(x + 3)/6) differ at x = 2: 0.9 vs 5/6.
+        XCTAssertEqual(Activation.hardSigmoid(alpha: 0.2, beta: 0.5).apply(2), 0.9, accuracy: 1e-7)
+        XCTAssertEqual(Activation.hardSigmoid(alpha: 1.0 / 6, beta: 0.5).apply(2), 5.0 / 6, accuracy: 1e-7)
+        // ReLU(max_value 4, negative_slope 0.2, threshold 0.5).
+        let r = Activation.clippedReLU(maxValue: 4, negativeSlope: 0.2, threshold: 0.5)
+        XCTAssertEqual(r.apply(5), 4); XCTAssertEqual(r.apply(1), 1)
+        XCTAssertEqual(r.apply(0), -0.1, accuracy: 1e-7)
+        XCTAssertEqual(Activation.selu.apply(1), 1.0507009873554805, accuracy: 1e-6)
+        XCTAssertEqual(Activation.gelu(approximate: false).apply(1), 0.8413447, accuracy: 1e-6)
+    }
+}

@@ -530,7 +530,7 @@ private func activate(_ activation: Activation, _ p: UnsafeMutablePointer<Float>
     case .sigmoid: for i in 0..<count { p[i] = 1 / (1 + expf(-p[i])) }
     case .tanh: for i in 0..<count { p[i] = tanhf(p[i]) }
     case let .hardSigmoid(alpha, beta): for i in 0..<count { p[i] = Swift.min(1, Swift.max(0, alpha * p[i] + beta)) }
-    case .relu: for i in 0..<count { p[i] = p[i] > 0 ? p[i] : 0 }
+    case .relu: for i in 0..<count { p[i] = p[i] < 0 ? 0 : p[i] }  // NaN stays NaN
     case let .linear(alpha, beta): if !activation.isIdentity { for i in 0..<count { p[i] = alpha * p[i] + beta } }
     default: for i in 0..<count { p[i] = activation.apply(p[i]) }
     }

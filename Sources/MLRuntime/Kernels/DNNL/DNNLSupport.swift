@@ -177,6 +177,10 @@ func dnnlEltwiseChain(_ activation: Activation?) -> [DNNLEltwise]? {
     guard let a = activation, !a.isIdentity else { return [] }
     switch a {
     case let .linear(alpha, beta): return [DNNLEltwise(alg: dnnl_eltwise_linear, alpha: alpha, beta: beta)]
+    // oneDNN's ReLU is max(x, 0), which maps NaN to 0 where TensorFlow keeps NaN. Its leaky form
+    // with a tiny slope would keep NaN but turns negative values into denormals instead of exact
+    // zeros, so exact zeros win: the known divergence is documented (docs/ARCHITECTURE.md), and
+    // `referenceOnly` (`mlconv predict --reference`) propagates NaN as TensorFlow does.
     case .relu: return [DNNLEltwise(alg: dnnl_eltwise_relu, alpha: 0)]
     case let .leakyReLU(alpha): return [DNNLEltwise(alg: dnnl_eltwise_relu, alpha: alpha)]
     case let .clippedReLU(maxValue, slope, threshold):
