@@ -381,7 +381,8 @@ CT_LAYER_TYPES = {"convolution", "innerProduct", "embedding", "embeddingND", "ba
                   "loadConstant", "loadConstantND", "simpleRecurrent", "gru", "uniDirectionalLSTM",
                   "biDirectionalLSTM", "batchedMatmul"}  # QuantizedLayerSelector types with weights
 
-# Finding kinds: (level, description). Violations make the exit status 1.
+# Finding kinds: (level, description). Levels: note (how a tensor was matched), warning (an mlconv
+# limitation outside the acceptance criteria), violation (exit status 1).
 KINDS = {
     "failed": ("violation", "`mlconv quantize` failed"),
     "unmatched": ("violation", "quantized weight with no counterpart in the original"),
@@ -399,7 +400,11 @@ KINDS = {
     "f32": ("warning", "quantized by mlconv but written as float32 (dequantized): lossy, no size saving in the "
                        ".mlmodel"),
     "roundtrip": ("warning", ".mlmodel → .mlmodel round trip failed; quantized the Keras file directly instead"),
-    "content": ("warning", "layer renamed by the round trip; original tensor found by content"),
+    "content": ("note", "layer renamed by the round trip; original tensor found by content"),
+    "bn-fold": ("note", "batch norm folded by mlconv before compressing (γ' = γ/√(σ²+ε), β' = β − γ'μ, μ' = 0, "
+                           "σ²' = 1 − ε); its tensors are compared with the original folded the same way"),
+    "zeros": ("note", "quantized all-zero weight with no counterpart in the original (written by the exporter, "
+                         "e.g. the zero matrix of a constant lowered to innerProduct)"),
 }
 
 
@@ -466,6 +471,9 @@ def _check_model(name, path, h5, mlconv, work, modes, use_k1d, records, findings
         t_ct = t_k1d = 0.0
         per, kept, any_quantized = [], 0, False
         for layer in _iter_layers(_nn_of(ours)):
+            folded = _folded_batchnorm(layer, orig_layers.get(layer.name))
+            if folded is not None:
+                add("bn-fold", "compared with the folded original statistics", layer.name, "batchnorm")
             for wpath, wp in _weight_params(layer):
                 quantized = wp.HasField("quantization")
                 any_quantized |= quantized
@@ -477,6 +485,8 @@ def _check_model(name, path, h5, mlconv, work, modes, use_k1d, records, findings
                         # shape and axis from the ORIGINAL layer's parameters and tensor
                         shape, axis, selects = _canonical(o_layer, wpath, _stored_count(o_wp))
                         w = _float_values(o_wp, shape, axis)
+                        if folded is not None and wpath[-1] in folded:
+                            w = folded[wpath[-1]]
                         mine = _dequantize(wp, shape, axis) if quantized else _float_values(wp, shape, axis)
                     elif quantized:
                         # The .mlmodel round trip renamed / re-lowered the layer (e.g. a loadConstant
@@ -486,7 +496,10 @@ def _check_model(name, path, h5, mlconv, work, modes, use_k1d, records, findings
                         mine = _dequantize(wp, shape, axis)
                         cands = [(sqnr(v, mine), d, v) for d, v in orig_index(len(mine))]
                         if not cands:
-                            add("unmatched", f"no weight of {len(mine)} values in the original", layer.name, field)
+                            if not np.any(mine):
+                                add("zeros", f"{len(mine)} zeros (exactly representable)", layer.name, field)
+                            else:
+                                add("unmatched", f"no weight of {len(mine)} values in the original", layer.name, field)
                             continue
                         best = max(cands, key=lambda c: c[0])
                         w = best[2]
@@ -561,6 +574,35 @@ def _check_model(name, path, h5, mlconv, work, modes, use_k1d, records, findings
     return rows
 
 
+def _folded_batchnorm(layer, o_layer):
+    """If mlconv folded this batch norm's statistics before compressing (our mean all 0 and
+    variance all 1 − ε up to rounding, the original's not), the original tensors as folded the same way in
+    float32: γ' = γ/√(σ²+ε), β' = β − γ'·μ, μ' = 0, σ²' = 1 − ε; otherwise None."""
+    if layer.WhichOneof("layer") != "batchnorm" or o_layer is None or o_layer.WhichOneof("layer") != "batchnorm":
+        return None
+    p, o = layer.batchnorm, o_layer.batchnorm
+    c = int(o.channels)
+    try:
+        mine = {f: (_dequantize(getattr(p, f), (c,), 0) if getattr(p, f).HasField("quantization")
+                    else _float_values(getattr(p, f), (c,), 0)) for f in ("mean", "variance")}
+        orig = {f: _float_values(getattr(o, f), (c,), 0) for f in ("gamma", "beta", "mean", "variance")}
+    except ValueError:
+        return None
+    eps = np.float32(o.epsilon)
+    one_minus_eps = np.float32(1) - eps
+    # (linear symmetric cannot hold 1 − ε exactly: 255·s − 128·s with s = (1 − ε)/127)
+    if len(mine["mean"]) != c or np.any(mine["mean"] != 0) or not np.allclose(mine["variance"], one_minus_eps,
+                                                                              rtol=1e-6, atol=0):
+        return None
+    if not np.any(orig["mean"]) and np.all(orig["variance"] == one_minus_eps):
+        return None  # already in folded form: nothing to redo
+    with np.errstate(all="ignore"):
+        scale = (orig["gamma"] / np.sqrt(orig["variance"] + eps)).astype(np.float32)
+        shift = (orig["beta"] - scale * orig["mean"]).astype(np.float32)
+    return {"gamma": scale, "beta": shift, "mean": np.zeros(c, np.float32),
+            "variance": np.full(c, one_minus_eps, np.float32)}
+
+
 def _linear_byte_diffs(wp, theirs_wp):
     diffs = []
     a, b = bytes(wp.rawValue), bytes(theirs_wp.rawValue)
@@ -623,30 +665,31 @@ def _print_findings(findings, n_modes, verbose):
     groups = {}
     for f in findings:
         level = KINDS[f["kind"]][0]
-        field = re.sub(r"\[\d+\]", "[i]", f["field"] or "")
-        groups.setdefault((level, f["model"], f["kind"], field), []).append(f)
+        groups.setdefault((level, f["model"], f["kind"]), []).append(f)
     n_viol = sum(len(v) for (lvl, *_), v in groups.items() if lvl == "violation")
-    for level in ("warning", "violation"):
+    for level in ("note", "warning", "violation"):
         keys = [k for k in groups if k[0] == level]
         if not keys:
             continue
         total = sum(len(groups[k]) for k in keys)
         print(f"\n{level.upper()}S ({total}{'' if level == 'violation' else ', not acceptance failures'}):")
         for key in keys:
-            _, model, kind, field = key
+            _, model, kind = key
             items = groups[key]
-            print(f"  {model}: {KINDS[kind][1]}" + (f" — {field}" if field else ""))
+            print(f"  {model}: {KINDS[kind][1]} ({len(items)})")
             if verbose:
                 for f in items:
-                    print(f"      [{f['tag']}] " + (f"layer '{f['layer']}': " if f["layer"] else "") + f["text"])
+                    print(f"      [{f['tag']}] " + (f"layer '{f['layer']}' {f['field']}: " if f["layer"] else "") + f["text"])
                 continue
             layers = list(dict.fromkeys(f["layer"] for f in items if f["layer"]))
+            fields = list(dict.fromkeys(re.sub(r"\[\d+\]", "[i]", f["field"]) for f in items if f["field"]))
             tags = list(dict.fromkeys(f["tag"] for f in items))
             if layers:
-                print(f"      {len(layers)} layer(s): {', '.join(layers[:5])}{', …' if len(layers) > 5 else ''}")
+                print(f"      {len(layers)} layer(s): {', '.join(layers[:6])}{', …' if len(layers) > 6 else ''}")
+                print(f"      fields: {', '.join(fields[:8])}{', …' if len(fields) > 8 else ''}")
             print(f"      {len(tags)} of {n_modes} mode(s): {', '.join(tags)}")
             ex = items[0]
-            print(f"      e.g. [{ex['tag']}] " + (f"layer '{ex['layer']}': " if ex["layer"] else "") + ex["text"])
+            print(f"      e.g. [{ex['tag']}] " + (f"layer '{ex['layer']}' {ex['field']}: " if ex["layer"] else "") + ex["text"])
     if findings and not verbose:
         print("  (--verbose lists every finding)")
     return n_viol

@@ -35,7 +35,7 @@ public enum BundleError: Error, CustomStringConvertible, Equatable {
     /// Writing failed (no directory, no permission, disk full…). Nothing was written.
     case writeFailed(file: String, reason: String)
 
-    private static let recompile = "re-compile the model with `mlconv compile`"
+    private static let recompile = "re-create it from its source model with `mlconv keras` or `mlconv compile`"
 
     public var description: String {
         switch self {
@@ -53,17 +53,17 @@ public enum BundleError: Error, CustomStringConvertible, Equatable {
             case .json:
                 return "\(head): this is JSON text (a Keras model architecture?): convert the model with `mlconv keras`"
             case .directory:
-                return "\(head): it is a directory (a Core ML .mlpackage or .mlmodelc?): pass the path of a .mlbundle file, made by `mlconv compile`"
+                return "\(head): it is a directory (a Core ML .mlpackage or .mlmodelc?): pass the path of a .mlbundle file, made by `mlconv keras` or `mlconv compile`"
             case .unknown:
                 let hex = firstBytes.map { String($0, radix: 16).leftPad(2) }.joined(separator: " ")
-                return "\(head): it does not start with \"MLBUNDLE\" (first bytes: \(hex.isEmpty ? "none" : hex)): pass a file made by `mlconv compile`"
+                return "\(head): it does not start with \"MLBUNDLE\" (first bytes: \(hex.isEmpty ? "none" : hex)): pass a file made by `mlconv keras` or `mlconv compile`"
             }
         case let .truncated(file, expected, found):
             return "\(file) is truncated: expected \(expected) bytes, found \(found) (an incomplete copy or download?): copy it again, or \(Self.recompile)"
         case let .corrupted(file, reason):
             return "\(file) is corrupted: \(reason): \(Self.recompile) (or copy it again)"
         case let .newerVersion(file, found, supported):
-            return "\(file) uses .mlbundle format \(found), but this mlconv reads format \(supported.major).x only: upgrade mlconv, or re-compile the model with this mlconv (`mlconv compile`)"
+            return "\(file) uses .mlbundle format \(found), but this mlconv reads format \(supported.major).x only: upgrade mlconv, or re-create the bundle with this mlconv (`mlconv keras` or `mlconv compile`)"
         case let .invalidGraph(file, underlying):
             return "cannot write \(file): the graph does not verify: \(underlying); nothing was written (fix the converter or pass that produced the graph)"
         case let .writeFailed(file, reason):

@@ -67,7 +67,7 @@ public enum MLConv {
             let parsed = try parseArguments(rest, command.spec)
             return try command.run(parsed, console: console)
         } catch let e as UsageError {
-            console.error("mlconv \(command.name): error: \(e.message)\n\n" + command.help)
+            console.error("mlconv \(command.name): error: \(e.message)\nRun `mlconv \(command.name) --help` for its usage.")
             return 2
         } catch {
             console.error("mlconv \(command.name): error: \(error)")

@@ -57,6 +57,7 @@ func parseHookSpecs(_ args: ParsedArguments) throws -> [KerasHookSpec] {
         seen[s.match.text] = flag
     }
     if let path = args.value("--hooks") {
+        _ = try existingFile(path, what: "--hooks")
         do { specs += try KerasHooksFile.load(contentsOf: URL(fileURLWithPath: path)) } catch let e as KerasHookSpecError {
             throw CLIError("--hooks: " + e.message)
         }

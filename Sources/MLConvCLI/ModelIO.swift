@@ -55,12 +55,14 @@ func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMo
     var inputs: [String: NDArray] = [:]
     for (name, path) in pairs {
         guard inputs[name] == nil else { throw UsageError("--input \(name) given twice") }
-        let url = URL(fileURLWithPath: path)
+        let url = try existingFile(path, what: "--input \(name)")
         let ext = url.pathExtension.lowercased()
         if ["png", "jpg", "jpeg"].contains(ext) {
             inputs[name] = try readImageInput(url, name: name, graph: graph, crop: crop)
-        } else {
+        } else if ext == "npy" {
             inputs[name] = try NPY.read(contentsOf: url)
+        } else {
+            throw CLIError("--input \(name)=\(path): give a NumPy .npy array, or a .png/.jpg image for an image input (the file type comes from the extension)")
         }
     }
     return inputs
@@ -79,10 +81,21 @@ private func readImageInput(_ url: URL, name: String, graph: Graph, crop: ImageC
     } else if shape.count == 4, shape[3] == 1 || shape[3] == 3 {
         height = shape[1]; width = shape[2]; space = shape[3] == 1 ? .grayscale : .rgb
     } else {
-        throw CLIError("input '\(name)' has shape \(formatShape(shape)), which is not an image; give it a .npy array")
+        throw CLIError("input '\(name)' has shape \(formatShape(shape)), which is not an image; give it a .npy array, or re-convert the model with --image-input \(name) so it takes images")
     }
     let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
     return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
+}
+
+/// `path` as a URL when it names an existing file (or directory with `directory`), else a
+/// `CLIError` naming the option, the path and the current directory.
+func existingFile(_ path: String, what: String, directory: Bool = false) throws -> URL {
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue == directory else {
+        let cwd = FileManager.default.currentDirectoryPath
+        throw CLIError("\(what): no such \(directory ? "directory" : "file") '\(path)'" + (path.hasPrefix("/") ? "" : " (relative to \(cwd))"))
+    }
+    return URL(fileURLWithPath: path)
 }
 
 /// Writes one file per output into `dir`: `<name>.png` for image outputs (values clamped to

@@ -56,7 +56,8 @@ final class KerasRealModelTests: XCTestCase {
     }
 
     func testCustomReflectionPaddingClassIsListed() throws {
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: try model("style_transfer_vangogh_reflect.h5")) }) else { return }
+        let url = try model("style_transfer_vangogh_reflect.h5")  // resolved outside the closure: its XCTSkip must escape
+        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url) }) else { return }
         XCTAssertEqual(layers.first?.className, "ReflectionPadding2D")
         XCTAssertEqual(layers.count, 7)
     }
@@ -72,7 +73,8 @@ final class KerasRealModelTests: XCTestCase {
     }
 
     func testTensorFlowOpLayerIsListed() throws {
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: try corpus("dl4j_tfkeras_tensorflowoplayer_transpose.h5")) }) else { return }
+        let url = try corpus("dl4j_tfkeras_tensorflowoplayer_transpose.h5")  // outside the closure, so a skip is a skip
+        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url) }) else { return }
         XCTAssertEqual(layers.map(\.className), ["TensorFlowOpLayer"])
         XCTAssertTrue(layers[0].detail.contains("Transpose"), layers[0].detail)
     }

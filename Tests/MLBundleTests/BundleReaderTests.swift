@@ -59,7 +59,7 @@ final class BundleReaderTests: XCTestCase {
             expectBundleError(b, in: dir, verifyChecksum: verify) { e in
                 guard case let .newerVersion(_, found, supported) = e else { return false }
                 return found == BundleFormatVersion(major: 2, minor: 0) && supported == BundleFormat.currentVersion
-                    && "\(e)".contains("upgrade mlconv") && "\(e)".contains("re-compile")
+                    && "\(e)".contains("upgrade mlconv") && "\(e)".contains("re-create the bundle")
             }
         }
     }

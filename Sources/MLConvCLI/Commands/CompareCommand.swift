@@ -13,7 +13,9 @@ enum CompareCommand: Command {
 
     Runs both models (any of .mlbundle, .mlmodel, .h5; typically a float model and its quantized
     copy) on the same inputs and reports, per output: SNR and PSNR in dB as coremltools'
-    compare_models defines them (signal taken from model B), max and mean absolute error; for
+    compare_models defines them (signal taken from model B; the mean over samples, with the
+    variance over samples in parentheses; identical outputs give 10·log10(mean(b²)/1e-7), not ∞,
+    because of coremltools' 1e-7 guard), max and mean absolute error; for
     classifiers, top-1 agreement and whether A's top-1 is in B's top-5. The two models must have
     the same input and output names.
     Inputs: --input NAME=FILE (.npy or image) for one sample; --images DIR runs every PNG/JPEG in
@@ -36,6 +38,12 @@ enum CompareCommand: Command {
         guard Set(ga.inputs.map(\.name)) == Set(gb.inputs.map(\.name)), Set(ga.outputs) == Set(gb.outputs) else {
             throw CLIError("the models differ in inputs or outputs: A has inputs \(ga.inputs.map(\.name)), outputs \(ga.outputs); B has inputs \(gb.inputs.map(\.name)), outputs \(gb.outputs)")
         }
+        for a in ga.inputs {
+            let b = gb.inputs.first { $0.name == a.name }!
+            guard a.type.shape == b.type.shape else {
+                throw CLIError("input '\(a.name)' has shape \(formatShape(a.type.shape)) in A but \(formatShape(b.type.shape)) in B (e.g. Keras NHWC against a Core ML multi-array [C, H, W]); the same input cannot feed both — convert both with --image-input \(a.name) so both take images, or compare models of the same layout")
+            }
+        }
         var config = Model.Configuration()
         if let t = try args.int("--threads") { config.threadCount = max(1, t) }
         let ma = try Model(graph: ga, configuration: config), mb = try Model(graph: gb, configuration: config)
@@ -43,7 +51,7 @@ enum CompareCommand: Command {
         var samples: [[String: NDArray]] = []
         if let dir = args.value("--images") {
             guard ga.inputs.count == 1 else { throw CLIError("--images needs a model with one input; this one has \(ga.inputs.count)") }
-            let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            let files = try FileManager.default.contentsOfDirectory(atPath: try existingFile(dir, what: "--images", directory: true).path).sorted()
                 .filter { ["png", "jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
             guard !files.isEmpty else { throw CLIError("no .png/.jpg images in '\(dir)'") }
             for f in files {
@@ -80,20 +88,20 @@ enum CompareCommand: Command {
                 if tb.contains(ta) { top5 += 1 }
             }
         }
-        var failed = false
+        var failed: [String] = []
         let minSNR = try args.float("--min-snr").map(Double.init)
         console.print("samples: \(samples.count)")
         for name in ga.outputs {
             let snr = mean(snrs[name]!), psnr = mean(psnrs[name]!)
             console.print(String(format: "%@: SNR %.2f dB (variance %.3g), PSNR %.2f dB, max abs error %.6g, mean abs error %.6g",
                                  name, snr, variance(snrs[name]!), psnr, maxErr[name]!, mean(meanErr[name]!)))
-            if let m = minSNR, !(snr >= m) { failed = true }
+            if let m = minSNR, !(snr >= m) { failed.append(String(format: "%@ (%.2f dB)", name, snr)) }
         }
         if ga.description.probabilitiesOutput != nil {
             console.print("top-1 agreement: \(top1)/\(samples.count); A's top-1 in B's top-5: \(top5)/\(samples.count)")
         }
-        if failed, let m = minSNR {
-            console.error("mlconv compare: SNR below --min-snr \(m) dB")
+        if !failed.isEmpty, let m = minSNR {
+            console.error("mlconv compare: error: SNR below --min-snr \(m) dB for \(failed.joined(separator: ", "))")
             return 3
         }
         return 0

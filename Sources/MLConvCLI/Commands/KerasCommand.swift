@@ -7,7 +7,7 @@ import MLGraph
 /// `mlconv keras in.h5 [--config arch.json] -o out.mlbundle`
 enum KerasCommand: Command {
     static let name = "keras"
-    static let summary = "convert a Keras .h5 model to a compiled .mlbundle"
+    static let summary = "convert a Keras .h5 model to a compiled .mlbundle or a Core ML .mlmodel"
     static let help = """
     Usage: mlconv keras <model.h5> [--config arch.json] -o <out.mlbundle|out.mlmodel> [options]
 
@@ -105,6 +105,7 @@ func applyDescriptionOptions(_ args: ParsedArguments, to graph: inout Graph) thr
         try graph.markImageOutput(name, colorSpace: args.has("--bgr") && graph.tensorTypes[name]?.shape.last == 3 ? .bgr : nil)
     }
     if let path = args.value("--class-labels") {
+        _ = try existingFile(path, what: "--class-labels")
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw CLIError("cannot read class labels file '\(path)': \(error.localizedDescription)")
