@@ -73,6 +73,8 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     case invalidGraph(file: String, layer: String?, className: String?, message: String)
     /// libhdf5 failed, or the file is not HDF5 (the message is the `HDF5Error` description).
     case hdf5(file: String, message: String)
+    /// Hooks (by their MATCH text) that select no layer of the model: most likely a typo.
+    case unmatchedHooks(file: String, matches: [String], layerNames: [String])
 
     /// The file the error concerns.
     public var file: String {
@@ -82,7 +84,7 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
              let .invalidLayerConfig(f, _, _, _, _, _), let .missingWeight(f, _, _, _, _),
              let .weightShapeMismatch(f, _, _, _, _, _, _), let .weightLayerCountMismatch(f, _, _),
              let .unknownInputShape(f, _, _), let .danglingInput(f, _, _, _), let .invalidHookResult(f, _, _, _),
-             let .invalidGraph(f, _, _, _), let .hdf5(f, _):
+             let .invalidGraph(f, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _):
             return f
         }
     }
@@ -110,6 +112,14 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
             return """
                 \(file): invalid Keras architecture: \(message)
                   What to do: pass the JSON written by `model.to_json()`, or re-save the model with `model.save('model.h5')`.
+                """
+        case let .unmatchedHooks(file, matches, names):
+            let shown = names.prefix(30).joined(separator: ", ") + (names.count > 30 ? ", …" : "")
+            return """
+                \(file): \(matches.count == 1 ? "hook" : "hooks") \(matches.map { "'\($0)'" }.joined(separator: ", ")) \
+                \(matches.count == 1 ? "matches" : "match") no layer (by name, glob, Lambda function name or class name).
+                  The model's layers are: \(shown)
+                  What to do: correct the MATCH (see `mlconv inspect` for layer names and classes), or drop the hook.
                 """
         case let .unsupportedLayers(file, layers):
             let lines = layers.map { l in

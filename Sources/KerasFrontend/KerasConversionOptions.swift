@@ -64,10 +64,14 @@ public struct LayerHook {
     public var pattern: Pattern
     /// Produces the layer's nodes, or nil to decline (see the type's documentation).
     public var convert: (KerasLayerContext) throws -> [Node]?
+    /// What the user wrote to select layers (the MATCH of `--lower MATCH=…`). When set, the
+    /// converter throws `KerasConversionError.unmatchedHooks` if no hook with this label selects
+    /// any layer of the model — a misspelt MATCH is an error, not silently ignored.
+    public var label: String?
 
     /// Makes a hook for the layers matching `pattern`.
-    public init(_ pattern: Pattern, convert: @escaping (KerasLayerContext) throws -> [Node]?) {
-        self.pattern = pattern; self.convert = convert
+    public init(_ pattern: Pattern, label: String? = nil, convert: @escaping (KerasLayerContext) throws -> [Node]?) {
+        self.pattern = pattern; self.label = label; self.convert = convert
     }
 
     /// Whether `pattern` selects the layer (before the closure is asked).

@@ -102,6 +102,18 @@ final class KerasConversionSession {
         let model = source.model
         for (_, l) in model.allLayers() { reserved.insert(l.name) }
         for l in model.layers { topLevel[l.name] = l }
+        let labels = options.hooks.compactMap(\.label)
+        if !labels.isEmpty {
+            let all = model.allLayers()
+            var matched = Set<String>()
+            for h in options.hooks { if let l = h.label, !matched.contains(l), all.contains(where: { h.matches(layer: $0.1, scope: $0.0) }) { matched.insert(l) } }
+            var unmatched: [String] = []
+            for l in labels where !matched.contains(l) && !unmatched.contains(l) { unmatched.append(l) }
+            if !unmatched.isEmpty {
+                throw KerasConversionError.unmatchedHooks(file: fileName, matches: unmatched,
+                                                          layerNames: all.map { ($0.0 + [$0.1.name]).joined(separator: "/") + " (\($0.1.className))" })
+            }
+        }
 
         // Phase 1: unsupported classes (cheap, no shapes), used if weight binding fails.
         var prescan: [KerasHookAdvisor.Item] = []

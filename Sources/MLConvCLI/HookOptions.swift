@@ -69,7 +69,12 @@ func parseHookSpecs(_ args: ParsedArguments) throws -> [KerasHookSpec] {
 /// `--hooks` (see `parseHookSpecs`). Custom layers whose output shape is `auto` take it from the
 /// class registered in `MLRuntime.CustomLayerRegistry` when there is one.
 func parseHooks(_ args: ParsedArguments) throws -> [LayerHook] {
-    try parseHookSpecs(args).layerHooks(runtimeShapes: runtimeCustomLayerShapes)
+    // parseHookSpecs lists the flags' specs first, then the file's. A flag whose MATCH selects no
+    // layer is an error (a typo); a hooks file may hold entries for several models.
+    let specs = try parseHookSpecs(args)
+    let flagCount = args.all("--lower").count + args.all("--custom-layer").count
+    return Array(specs.prefix(flagCount)).layerHooks(runtimeShapes: runtimeCustomLayerShapes, requireMatch: true)
+        + Array(specs.dropFirst(flagCount)).layerHooks(runtimeShapes: runtimeCustomLayerShapes)
 }
 
 /// Output shapes of a custom layer class registered in `CustomLayerRegistry`; nil when none is.

@@ -106,3 +106,18 @@ final class HookOptionsTests: XCTestCase {
         XCTAssertLessThanOrEqual(maxAbsDiff(ours.scalars, keras.scalars), tolerance)
     }
 }
+
+final class UnmatchedHookTests: XCTestCase {
+    /// Regression (newcomer trial): a misspelt MATCH was silently ignored.
+    func testMisspeltMatchIsAnError() throws {
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras/style_transfer_lambda_k2/model.h5").path
+        let out = dir.appendingPathComponent("x.mlbundle").path
+        let r = CLIRun(["keras", model, "--lower", "res_crop=crop:2,2,2,2", "--lower", "rescale_output=affine:127.5,127.5",
+                        "--lower", "rescale_ouput=identity", "-o", out])
+        XCTAssertEqual(r.status, 1, r.out)
+        XCTAssertTrue(r.err.contains("hook 'rescale_ouput' matches no layer"), r.err)
+        XCTAssertTrue(r.err.contains("res_crop_0 (Lambda)"), r.err)  // the layers are listed
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+}

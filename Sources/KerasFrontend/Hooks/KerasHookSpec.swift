@@ -506,10 +506,13 @@ public struct KerasHookSpec: Hashable, Sendable, CustomStringConvertible {
     /// The `LayerHook`s implementing the spec (one per pattern of `match`).
     /// - Parameter runtimeShapes: asked for a custom layer's output shapes under the `automatic`
     ///   rule (`mlconv` passes one that asks `MLRuntime.CustomLayerRegistry`).
-    public func layerHooks(runtimeShapes: KerasCustomLayerShapeFunction? = nil) -> [LayerHook] {
+    ///   - requireMatch: label the hooks with the MATCH text, so that converting a model where
+    ///     it selects no layer throws `KerasConversionError.unmatchedHooks` (the CLI does this for
+    ///     `--lower` / `--custom-layer` flags; a hooks file may serve several models and does not).
+    public func layerHooks(runtimeShapes: KerasCustomLayerShapeFunction? = nil, requireMatch: Bool = false) -> [LayerHook] {
         let action = self.action
         return match.patterns.map { p in
-            LayerHook(p) { ctx in
+            LayerHook(p, label: requireMatch ? match.text : nil) { ctx in
                 switch action {
                 case let .lower(l): return try l.nodes(ctx)
                 case let .customLayer(c): return try c.nodes(ctx, runtimeShapes: runtimeShapes)
@@ -521,8 +524,8 @@ public struct KerasHookSpec: Hashable, Sendable, CustomStringConvertible {
 
 extension Array where Element == KerasHookSpec {
     /// The `LayerHook`s of every spec, in order (see `KerasHookSpec.layerHooks(runtimeShapes:)`).
-    public func layerHooks(runtimeShapes: KerasCustomLayerShapeFunction? = nil) -> [LayerHook] {
-        flatMap { $0.layerHooks(runtimeShapes: runtimeShapes) }
+    public func layerHooks(runtimeShapes: KerasCustomLayerShapeFunction? = nil, requireMatch: Bool = false) -> [LayerHook] {
+        flatMap { $0.layerHooks(runtimeShapes: runtimeShapes, requireMatch: requireMatch) }
     }
 }
 
