@@ -121,3 +121,18 @@ final class UnmatchedHookTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 }
+
+final class UnknownCustomClassTests: XCTestCase {
+    /// Regression (newcomer trial): a bundle with an unregistered custom class was written silently.
+    func testBundleWithUnregisteredClassWarns() throws {
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras/style_transfer_lambda_k2/model.h5").path
+        let out = dir.appendingPathComponent("x.mlbundle").path
+        let r = CLIRun(["keras", model, "--lower", "res_crop=crop:2,2,2,2", "--custom-layer", "rescale_output=NoSuchClass", "-o", out])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.err.contains("warning: custom layer class 'NoSuchClass' (layer(s) rescale_output)"), r.err)
+        let p = CLIRun(["predict", out, "--input", "image=" + TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras/style_transfer_lambda_k2/input_0.npy").path])
+        XCTAssertEqual(p.status, 1)
+        XCTAssertTrue(p.err.contains("NoSuchClass"), p.err)
+    }
+}

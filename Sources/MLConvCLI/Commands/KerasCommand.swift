@@ -3,6 +3,7 @@ import CoreMLFormat
 import KerasFrontend
 import MLBundle
 import MLGraph
+import MLRuntime
 
 /// `mlconv keras in.h5 [--config arch.json] -o out.mlbundle`
 enum KerasCommand: Command {
@@ -144,6 +145,13 @@ func writeModel(_ graph: Graph, to output: URL, source: String, console: Console
     switch output.pathExtension.lowercased() {
     case "mlbundle":
         try BundleWriter.write(graph, to: output, producer: "mlconv \(MLConv.version)", source: source)
+        var unknown: [String: [String]] = [:]
+        for n in graph.nodes {
+            if case let .custom(a) = n.op, CustomLayerRegistry.implementation(for: a.className) == nil { unknown[a.className, default: []].append(n.name) }
+        }
+        for (cls, layers) in unknown.sorted(by: { $0.key < $1.key }) {
+            console.error("mlconv: warning: custom layer class '\(cls)' (layer(s) \(layers.joined(separator: ", "))) has no implementation in mlconv's runtime: `mlconv predict` will fail until one is registered (CustomLayerRegistry.register) — or convert with --lower instead")
+        }
     case "mlmodel":
         var options = CoreMLExportOptions()
         options.converterTag = "mlconv \(MLConv.version)"
