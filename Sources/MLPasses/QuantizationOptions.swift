@@ -69,13 +69,27 @@ public struct QuantizationOptions: Sendable, Equatable {
     public var skipWhenNotSmaller: Bool = true
 
     /// The default role table (see `rolesByOp`).
-    public static let defaultRolesByOp: [String: Set<String>] = [
-        "conv2d": ["weight", "bias"],
-        "deconv2d": ["weight", "bias"],
-        "dense": ["weight", "bias"],
-        "batchNorm": ["gamma", "beta", "mean", "variance"],
-        "prelu": ["alpha"],
-    ]
+    /// Recurrent layers: only the stacked gate matrices. Core ML stores each gate's matrix and
+    /// bias as its own WeightParams, and coremltools quantizes them per gate; the IR stacks the
+    /// gates in one tensor, where per-row linear scales equal coremltools' per-gate ones exactly but
+    /// a single bias scale or look-up table across gates would be worse — so biases stay fp32 and
+    /// k-means leaves multi-gate matrices alone (`SkipReason.perGateTables`).
+    public static let defaultRolesByOp: [String: Set<String>] = {
+        var table: [String: Set<String>] = [
+            "conv2d": ["weight", "bias"],
+            "deconv2d": ["weight", "bias"],
+            "dense": ["weight", "bias"],
+            "batchNorm": ["gamma", "beta", "mean", "variance"],
+            "prelu": ["alpha"],
+            "embedding": ["weight"],
+        ]
+        for kind in ["simpleRNN", "lstm", "gru"] {
+            for name in [kind, "bidirectional-" + kind] {
+                table[name] = ["kernel", "recurrentKernel", "kernel_backward", "recurrentKernel_backward"]
+            }
+        }
+        return table
+    }()
 
     /// Options with the defaults documented on each property (every default-op weight, no skips).
     public init(rolesByOp: [String: Set<String>] = QuantizationOptions.defaultRolesByOp,
@@ -114,6 +128,9 @@ public enum SkipReason: String, Sendable, Hashable, CustomStringConvertible {
     case fp16FollowsWeight = "kept like its layer's weight (Core ML needs weight and bias both fp16 or both fp32)"
     /// An empty tensor has nothing to quantize.
     case empty = "empty tensor"
+    /// k-means on a recurrent matrix stacking several gates: Core ML keeps one look-up table per
+    /// gate, which one IR tensor cannot hold; a shared table would be worse than coremltools'.
+    case perGateTables = "stacked recurrent gates need one look-up table per gate (left fp32)"
     /// The compressed form would not be smaller than float32 (`skipWhenNotSmaller`).
     case noSaving = "compressed form would not be smaller than fp32"
 

@@ -63,6 +63,7 @@ public struct WeightQuantizer: Sendable {
                 if let r = options.selection(node: node, role: role) { reasons[role] = r }
                 else if t.elementCount < options.minWeights { reasons[role] = .belowMinWeights }
                 else if t.elementCount == 0 { reasons[role] = .empty }
+                else if case .kmeans = mode, case let .recurrent(a) = node.op, a.kind.gateCount > 1 { reasons[role] = .perGateTables }
                 else if options.skipWhenNotSmaller, let size = compressedByteEstimate(t, op: node.op, role: role),
                         size >= 4 * t.elementCount { reasons[role] = .noSaving }
             }

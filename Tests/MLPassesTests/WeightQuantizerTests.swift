@@ -274,3 +274,26 @@ final class WeightQuantizerTests: XCTestCase {
         XCTAssertThrowsError(try compareOutputs(reference: [1], quantized: [1, 2]))
     }
 }
+
+final class RecurrentQuantizationTests: XCTestCase {
+    /// Peer-check finding: coremltools quantizes each gate separately. Per-row linear scales on
+    /// the stacked matrices match it; biases stay fp32 and k-means leaves multi-gate matrices alone.
+    func testRecurrentWeightsFollowCoreMLsPerGateStorage() throws {
+        let a = RecurrentAttributes(kind: .lstm, units: 2)
+        var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 3, 4]))], outputs: ["y"], nodes: [
+            Node(name: "lstm", op: .recurrent(a), inputs: ["x"], outputs: ["y"],
+                 weights: ["kernel": randomConstant([8, 4], seed: 1), "recurrentKernel": randomConstant([8, 2], seed: 2),
+                           "bias": randomConstant([8], seed: 3)]),
+        ])
+        try g.inferShapes()
+        var o = QuantizationOptions(); o.skipWhenNotSmaller = false
+        let (lin, r) = try WeightQuantizer(mode: .linear(bits: 8), options: o).quantize(g)
+        guard case let .linear(q)? = lin.nodes[0].weights["kernel"]?.encoding else { return XCTFail("kernel not linear") }
+        XCTAssertEqual(q.scale.count, 8, "one scale per row = per gate and unit")
+        XCTAssertEqual(lin.nodes[0].weights["bias"]?.encoding, .float32)
+        XCTAssertEqual(r.skipped.first { $0.weight == "bias" }?.reason, .roleNotSelected)
+        let (km, rk) = try WeightQuantizer(mode: .kmeans(bits: 4), options: o).quantize(g)
+        XCTAssertEqual(km.nodes[0].weights["kernel"]?.encoding, .float32)
+        XCTAssertEqual(rk.skipped.first { $0.weight == "kernel" }?.reason, .perGateTables)
+    }
+}
