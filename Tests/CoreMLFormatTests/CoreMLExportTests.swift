@@ -517,3 +517,21 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(CoreMLExporter.layerTable.first { $0.irOp == "custom" }?.minimumSpecificationVersion, 2)
     }
 }
+
+final class CoreMLExportQuantizedBiasTests: XCTestCase {
+    /// Peer-check finding: a quantized bias of quantized weights was written back as float32 (no
+    /// size saving); it now stays quantized like coremltools writes it.
+    func testQuantizedBiasStaysQuantized() throws {
+        let values = randomFloats(count: 108, seed: 5)
+        let w = ExportGraphs.linearQuantized([4, 3, 3, 3], values, bits: 8)
+        let codes: [UInt8] = [0, 85, 170, 255]
+        let b = try ConstantTensor(shape: [4], encoding: .linear(LinearQuantization(bits: 8, axis: 0, scale: [0.01], bias: [-1])),
+                                   storage: .copying(codes))
+        let g = ExportGraphs.conv(weight: w, bias: b, activation: nil)
+        let m = try CoreMLExporter.model(from: g)
+        guard case let .convolution(p)? = m.neuralNetwork?.layers.first?.layer else { return XCTFail("no convolution") }
+        XCTAssertEqual(p.bias?.rawValue, codes)
+        XCTAssertNotNil(p.bias?.quantization)
+        XCTAssertEqual(m.specificationVersion, 3)
+    }
+}

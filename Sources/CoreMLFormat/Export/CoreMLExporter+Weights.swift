@@ -56,8 +56,9 @@ extension ExportWriter {
 
     /// The bias of a convolution or inner product, stored to match the weight: fp16 weights get
     /// an fp16 bias (the validator rejects fp16 weights with an fp32 bias and the reverse);
-    /// float32 and quantized weights get a float32 bias (quantized weights with a float bias are
-    /// accepted, and a quantized convolution bias would need a single scale).
+    /// quantized weights keep a quantized bias with a single linear scale or a look-up table (the
+    /// validator's rule for convolution biases; coremltools stores biases so); any other bias is
+    /// written as float32 (quantized weights with a float bias are accepted).
     mutating func pairedBias(_ bias: ConstantTensor, weight: Spec.WeightParams, node: Node) -> Spec.WeightParams {
         if weight.storage == .float16 {
             if case .float16 = bias.encoding {
@@ -67,6 +68,14 @@ extension ExportWriter {
             return Spec.WeightParams(float16Value: Spec.encodeFloat16(bias.floats()))
         }
         if case .float32 = bias.encoding { return Spec.WeightParams(bias.floats()) }
+        // A quantized bias of quantized weights stays quantized (as coremltools stores it): one
+        // linear scale (the validator's rule for convolution biases) or a look-up table.
+        if weight.quantization != nil {
+            var keep = false
+            if case let .linear(q) = bias.encoding, q.scale.count == 1 { keep = true }
+            if case .lookupTable = bias.encoding { keep = true }
+            if keep, let p = weightParams(bias, node: node, role: "bias") { return p }
+        }
         notes.append("node '\(node.name)': bias (\(bias.encoding)) written as float32 to match the \(weight.storage == .float32 ? "float32" : "quantized") weights")
         return Spec.WeightParams(bias.floats())
     }
