@@ -25,6 +25,8 @@ enum ModelFileKind {
         let head = [UInt8](h.readData(ofLength: 8))
         if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
         if head == Array("MLBUNDLE".utf8) { return .bundle }
+        // Named .mlbundle but not one: the bundle reader says what the file looks like.
+        if url.pathExtension.lowercased() == "mlbundle" { return .bundle }
         // Anything else is tried as a Core ML protobuf; its decoder says what the file looks like.
         return .coreML
     }
