@@ -3,7 +3,8 @@
 // false, activations (Keras 2 and Keras 3 hard_sigmoid), the permutes moving the steps onto the
 // Seq axis, Core ML's optional state features (`<layer>_h_in`, `_c_in`, `_rev`, `_h_out`, …),
 // bidirectional merges, GRU reset_after False (gru layer) and True (unrolled), SimpleRNN,
-// initial states and returned states as graph tensors, embeddings, and the masking error.
+// initial states and returned states as graph tensors, embeddings, masks (MaskExport.swift) and
+// TimeDistributed frames stacked on H.
 import CoreMLFormat
 import Foundation
 import MLGraph
@@ -12,6 +13,11 @@ import XCTest
 
 /// Small recurrent IR graphs whose weights tell their rows apart: row r of every matrix holds
 /// r·100 + column, bias element r holds r + 0.5.
+extension ConstantTensor {
+    /// The same values with shape `shape`.
+    func reshapedForTest(_ shape: [Int]) -> ConstantTensor { floatConstant(shape, floats()) }
+}
+
 enum RecurrentGraphs {
     static func rows(_ rows: Int, _ cols: Int) -> ConstantTensor {
         floatConstant([rows, cols], (0..<(rows * cols)).map { Float(($0 / cols) * 100 + $0 % cols) })
@@ -237,16 +243,83 @@ final class CoreMLRecurrentExportTests: XCTestCase {
         XCTAssertEqual(floats(p.weights), w.floats())
     }
 
-    func testMasksAreRejectedWithTheReason() throws {
+    /// A mask and a masked LSTM: the mask from abs, a 1×1 convolution of ones and a hard-sigmoid
+    /// chain, the LSTM unrolled (no uniDirectionalLSTM, no optional state features), spec 1.
+    func testMaskedLSTMIsUnrolledWithTheMaskFromActivations() throws {
         let mask = Node(name: "mask", op: .sequenceMask(value: 0), inputs: ["x"], outputs: ["m"])
         let a = RecurrentAttributes(kind: .lstm, units: 2, hasMask: true)
         let rnn = Node(name: "rnn", op: .recurrent(a), inputs: ["x", "m"], outputs: ["y"], weights: G.weights(.lstm, units: 2, inputSize: 3))
         let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 5, 3]))], outputs: ["y"], nodes: [mask, rnn])
+        let r = try CoreMLExporter.export(g)
+        let m = r.model
+        let layers = try XCTUnwrap(m.neuralNetwork?.layers)
+        let types = layers.map(\.layer.typeName)
+        XCTAssertEqual(m.specificationVersion, 1)
+        XCTAssertNil(G.layer(m, "uniDirectionalLSTM"), "Core ML's LSTM cannot skip masked steps")
+        XCTAssertEqual(m.description?.input.map(\.name), ["x"], "no optional state features for an unrolled layer")
+        XCTAssertEqual(types.filter { $0 == "innerProduct" }.count, 4, "one recurrent product per step after the first")
+        XCTAssertEqual(Array(types.prefix(7)), ["unary", "convolution", "activation", "activation", "activation", "activation", "permute"])
+        XCTAssertEqual(layers[0].layer, .unary(Spec.UnaryFunctionLayerParams(type: .abs, alpha: 1, epsilon: 1e-6, shift: 0, scale: 1)))
+        XCTAssertEqual(layers[2].layer, .activation(Spec.ActivationParams(.sigmoidHard(alpha: 1e4, beta: 0))))
+        XCTAssertEqual(layers[6].layer, .permute(axis: [0, 2, 1, 3]))
+        XCTAssertEqual(layers[6].output, ["m"])
+        XCTAssertTrue(r.notes.contains { $0.contains("masked lstm unrolled over 5 steps") }, "\(r.notes)")
+    }
+
+    func testMaskValueIsSubtractedAndApplyMaskMultiplies() throws {
+        let mask = Node(name: "mask", op: .sequenceMask(value: 0.5), inputs: ["x"], outputs: ["m"])
+        let apply = Node(name: "apply", op: .applyMask, inputs: ["x", "m"], outputs: ["y"])
+        let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 4, 3]))], outputs: ["y"], nodes: [mask, apply])
+        let layers = try XCTUnwrap(try CoreMLExporter.model(from: g).neuralNetwork?.layers)
+        XCTAssertEqual(layers.first?.layer, .activation(Spec.ActivationParams(.linear(alpha: 1, beta: -0.5))))
+        XCTAssertEqual(layers.last?.layer, .multiply(alpha: 0))
+        XCTAssertEqual(layers.last?.input.first, "x", "the full shape first")
+        XCTAssertEqual(layers.filter { $0.layer == .permute(axis: [0, 2, 1, 3]) }.count, 1, "the mask on H is reused, not permuted back")
+    }
+
+    func testMaskOfRank4IsRefused() throws {
+        let mask = Node(name: "mask", op: .sequenceMask(value: 0), inputs: ["x"], outputs: ["m"])
+        let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 4, 3, 2]))], outputs: ["m"], nodes: [mask])
         XCTAssertThrowsError(try CoreMLExporter.model(from: g)) { error in
             guard let e = error as? CoreMLExportError else { return XCTFail("\(error)") }
-            XCTAssertEqual(e.problems.map(\.node), ["mask", "rnn"])
-            XCTAssertTrue(e.problems.allSatisfy { $0.reason.contains("no Core ML neural-network equivalent") }, "\(e)")
-            XCTAssertTrue(e.problems.allSatisfy { $0.suggestion.contains(".mlbundle") }, "\(e)")
+            XCTAssertEqual(e.problems.map(\.node), ["mask"])
+            XCTAssertTrue(e.problems[0].reason.contains("(N, T) or (N, T, D)"), "\(e)")
+        }
+    }
+
+    // MARK: TimeDistributed frames
+
+    /// frames [1, T, H, W, C] → transpose / reshape [T, H, W, C] → conv (the Keras frontend's
+    /// TimeDistributed(Conv2D)) with row stride `strideH`.
+    func timeDistributedConv(h: Int, strideH: Int) -> Graph {
+        let nodes = [
+            Node(name: "to_steps", op: .transpose(perm: [1, 0, 2, 3, 4]), inputs: ["frames"], outputs: ["a"]),
+            Node(name: "merge", op: .reshape(targetShape: [h, 4, 2]), inputs: ["a"], outputs: ["b"]),
+            Node(name: "conv", op: .conv2d(Conv2DAttributes(kernel: [3, 3], strides: [strideH, 1], padding: .valid, outputChannels: 3)),
+                 inputs: ["b"], outputs: ["c"], weights: ["weight": G.rows(3, 18).reshapedForTest([3, 2, 3, 3])]),
+            Node(name: "flat", op: .reshape(targetShape: [((h - 3) / strideH + 1) * 2 * 3]), inputs: ["c"], outputs: ["y"]),
+        ]
+        return Graph(inputs: [ValueInfo(name: "frames", type: TensorType([1, 3, h, 4, 2]))], outputs: ["y"], nodes: nodes)
+    }
+
+    func testTimeDistributedFramesAreStackedOnH() throws {
+        let r = try CoreMLExporter.export(timeDistributedConv(h: 6, strideH: 2))
+        let m = r.model
+        guard case let .multiArray(t)? = m.description?.input.first?.type?.kind else { return XCTFail("frames is not a multi-array") }
+        XCTAssertEqual(t.shape, [3 * 6 * 4 * 2], "frames declared flat, in NHWC order")
+        let layers = try XCTUnwrap(m.neuralNetwork?.layers)
+        XCTAssertEqual(layers.first?.layer, .reshape(Spec.ReshapeLayerParams(targetShape: [2, 18, 4], mode: .channelLast)))
+        XCTAssertEqual(layers.filter { $0.layer.typeName == "convolution" }.count, 1, "one convolution over the stack of frames")
+        XCTAssertEqual(layers.filter { $0.layer.typeName == "slice" }.count, 3, "one slice of rows per step for the per-step Flatten")
+        XCTAssertEqual(m.specificationVersion, 1)
+        XCTAssertTrue(r.notes.contains { $0.contains("frames stacked on H") }, "\(r.notes)")
+    }
+
+    func testTimeDistributedRowStrideMustDivideTheStepPeriod() throws {
+        XCTAssertThrowsError(try CoreMLExporter.model(from: timeDistributedConv(h: 7, strideH: 2))) { error in
+            guard let e = error as? CoreMLExportError else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.problems.first?.node, "conv", "\(e)")
+            XCTAssertTrue(e.problems.first?.reason.contains("row stride dividing 7") == true, "\(e)")
         }
     }
 
@@ -271,7 +344,7 @@ final class CoreMLRecurrentExportTests: XCTestCase {
 
     func testSequenceLayerTableDocumentsEveryOp() {
         let ops = CoreMLExporter.sequenceLayerTable.map(\.irOp).joined(separator: "\n")
-        for op in ["lstm", "bidirectional lstm", "gru (resetAfter false)", "gru (resetAfter true)", "simpleRNN", "embedding", "sequenceMask"] {
+        for op in ["lstm", "bidirectional lstm", "gru (resetAfter false)", "gru (resetAfter true)", "simpleRNN", "embedding", "sequenceMask", "applyMask", "recurrent with a mask"] {
             XCTAssertTrue(ops.contains(op), op)
         }
         XCTAssertTrue(CoreMLExporter.sequenceLayerTable.allSatisfy { $0.minimumSpecificationVersion == 1 })

@@ -3,8 +3,8 @@
 // `.mlmodel` (CoreMLExporter: uniDirectionalLSTM, biDirectionalLSTM, gru, simpleRecurrent,
 // embedding, the unrolled reset-after GRU), encoded, decoded, imported back (CoreMLImporter) and
 // run with `MLRuntime.Model`; every output must equal real Keras' reference within
-// max|Δ| ≤ 1e-4·max(1, max|Keras|). Fixtures with Keras masks must be rejected by the writer with
-// the masking message. The real Create ML activity classifier of ../shared (uniDirectionalLSTM
+// max|Δ| ≤ 1e-4·max(1, max|Keras|). Fixtures with Keras masks (Embedding mask_zero, Masking) go
+// through too: the writer computes the mask with activation layers and unrolls masked layers. The real Create ML activity classifier of ../shared (uniDirectionalLSTM
 // with `stateIn`/`stateOut`) is checked against a direct implementation of Core ML's layer
 // equations (convolution, LSTM step, inner products, batchnorm, softmax) written here from the
 // spec's weights.
@@ -41,7 +41,8 @@ final class CoreMLRecurrentParityTests: XCTestCase {
     }
 
     /// [1, S, D] (IR) → [1, D, S, 1], the imported layout of a feature declared [D, S, 1];
-    /// other ranks unchanged.
+    /// other ranks unchanged (TimeDistributed frames [1, T, H, W, C] are declared as the flat
+    /// vector [T·H·W·C] in the same order).
     static func coreMLLayout(_ a: NDArray) throws -> NDArray {
         guard a.rank == 3 else { return a }
         let (s, d) = (a.shape[1], a.shape[2])
@@ -147,29 +148,50 @@ final class CoreMLRecurrentParityTests: XCTestCase {
         try check("conv1d_causal_dilated_k3", layers: ["convolution"])
     }
 
+    /// TimeDistributed(Conv2D → MaxPooling2D → Flatten → Dense) → LSTM: the frames input is
+    /// declared flat [T·H·W·C], reshaped to [C, T·H, W] (frames stacked on H), and the per-step
+    /// image layers run on the stack.
     func testTimeDistributed() throws {
-        for name in ["time_distributed_k2", "time_distributed_k3"] {
-            do {
-                try check(name, layers: ["uniDirectionalLSTM"])
-            } catch let e as CoreMLExportError {
-                print("CoreMLRecurrentParityTests \(name): rejected by the writer: \(e)")
-                XCTAssertFalse(e.problems.contains { $0.op == "recurrent" }, "\(name): the recurrent layer itself was rejected: \(e)")
-            }
+        try check("time_distributed_k2", layers: ["uniDirectionalLSTM", "convolution", "pooling"])
+        try check("time_distributed_k3", layers: ["uniDirectionalLSTM", "convolution", "pooling"])
+    }
+
+    /// TimeDistributed frames with a stride-2 convolution (the row period halves) and an average
+    /// pooling, as the Keras frontend lowers them (transpose, reshape, op, reshape, transpose),
+    /// run like the IR; a 'same'-padded convolution is refused.
+    func testTimeDistributedStridedGraph() throws {
+        let (t, h, w, c) = (3, 8, 6, 2)
+        var nodes = [
+            Node(name: "to_steps", op: .transpose(perm: [1, 0, 2, 3, 4]), inputs: ["frames"], outputs: ["a"]),
+            Node(name: "merge", op: .reshape(targetShape: [h, w, c]), inputs: ["a"], outputs: ["b"]),
+            Node(name: "conv", op: .conv2d(Conv2DAttributes(kernel: [3, 3], strides: [2, 2], padding: .valid, outputChannels: 4, activation: .relu)),
+                 inputs: ["b"], outputs: ["c"], weights: ["weight": randomConstant([4, c, 3, 3], seed: 1), "bias": randomConstant([4], seed: 2)]),
+            Node(name: "pool", op: .pool2d(Pool2DAttributes(kind: .average, kernel: [2, 2], strides: [1, 1], padding: .valid)), inputs: ["c"], outputs: ["d"]),
+            Node(name: "flat", op: .reshape(targetShape: [8]), inputs: ["d"], outputs: ["e"]),
+            Node(name: "split", op: .reshape(targetShape: [1, 8]), inputs: ["e"], outputs: ["f"]),
+            Node(name: "from_steps", op: .transpose(perm: [1, 0, 2]), inputs: ["f"], outputs: ["g"]),
+            Node(name: "dense", op: .dense(DenseAttributes(outputChannels: 5)), inputs: ["g"], outputs: ["y"],
+                 weights: ["weight": randomConstant([5, 8], seed: 3), "bias": randomConstant([5], seed: 4)]),
+        ]
+        var graph = Graph(inputs: [ValueInfo(name: "frames", type: TensorType([1, t, h, w, c]))], outputs: ["y"], nodes: nodes)
+        let feeds = ["frames": try NDArray(shape: [1, t, h, w, c], scalars: randomFloats(count: t * h * w * c, seed: 5))]
+        let (err, model) = try Self.irRoundTrip(graph, feeds: feeds, label: "td_strided.mlmodel")
+        print("CoreMLRecurrentParityTests TimeDistributed strided graph: \(model.neuralNetwork?.layers.count ?? 0) layers, max rel err \(err)")
+        XCTAssertLessThanOrEqual(err, 1e-5)
+        guard case let .multiArray(array)? = model.description?.input.first?.type?.kind else { return XCTFail("frames is not a multi-array") }
+        XCTAssertEqual(array.shape, [Int64(t * h * w * c)], "frames declared flat, in NHWC order")
+        nodes[2].op = .conv2d(Conv2DAttributes(kernel: [3, 3], padding: .same, outputChannels: 4))
+        graph = Graph(inputs: graph.inputs, outputs: ["c"], nodes: Array(nodes.prefix(3)))
+        XCTAssertThrowsError(try CoreMLExporter.model(from: graph)) { error in
+            XCTAssertTrue("\(error)".contains("valid (unpadded) Conv2D"), "\(error)")
         }
     }
 
-    /// Keras masks cannot be written: the writer names every masking node and says why.
-    func testMaskedTextClassifierIsRejectedClearly() throws {
-        for name in ["lstm_text_classifier_k2", "lstm_text_classifier_k3"] {
-            do {
-                _ = try Self.roundTrip(name)
-                XCTFail("\(name): a model with Keras masks was written to .mlmodel")
-            } catch let e as CoreMLExportError {
-                XCTAssertTrue(e.problems.contains { $0.reason.contains("masking") }, "\(name): \(e)")
-                XCTAssertTrue(e.problems.allSatisfy { $0.reason.contains("mask") }, "\(name): only masks should be refused: \(e)")
-                print("CoreMLRecurrentParityTests \(name): rejected as expected:\n\(e)")
-            }
-        }
+    /// Keras masks (Embedding mask_zero, Masking) through the .mlmodel: the mask computed with
+    /// activation layers, the masked LSTMs / Bidirectional LSTM / reset-after GRU unrolled.
+    func testMaskedTextClassifier() throws {
+        try check("lstm_text_classifier_k2", layers: ["embedding", "innerProduct", "unary"])
+        try check("lstm_text_classifier_k3", layers: ["embedding", "innerProduct", "unary"])
     }
 
     // MARK: - A real Core ML LSTM: Create ML's activity classifier
@@ -311,6 +333,61 @@ final class CoreMLRecurrentParityTests: XCTestCase {
         XCTAssertNotNil(Self.layerTypes(model)["embedding"])
         XCTAssertEqual(model.description?.input.filter { $0.type?.isOptional == true }.map(\.name), ["last_h_in"],
                        "the LSTM takes its states from graph inputs; the unrolled GRU has no optional states")
+    }
+
+    /// Masked recurrent layers of every kind and option, unrolled by the writer, run like the
+    /// IR's reference kernel: Masking(0.5) on float features with steps 0, 2 and 5 equal to the
+    /// mask value (step 0 masked: outputs before the first unmasked step), each variant fed the
+    /// same mask; also `.applyMask` and the mask itself as graph outputs.
+    func testMaskedRecurrentVariantsGraph() throws {
+        typealias R = RecurrentAttributes
+        let t = 7, d = 3
+        func w(_ kind: RecurrentKind, _ u: Int, _ suffix: String = "", seed: UInt64) -> [String: ConstantTensor] {
+            let g = kind.gateCount * u
+            return ["kernel" + suffix: randomConstant([g, d], seed: seed), "recurrentKernel" + suffix: randomConstant([g, u], seed: seed + 1),
+                    "bias" + suffix: randomConstant([g], seed: seed + 2), "recurrentBias" + suffix: randomConstant([g], seed: seed + 3)]
+        }
+        func bi(_ kind: RecurrentKind, _ u: Int, seed: UInt64) -> [String: ConstantTensor] {
+            w(kind, u, seed: seed).merging(w(kind, u, "_backward", seed: seed + 10)) { a, _ in a }
+        }
+        let variants: [(String, R, [String: ConstantTensor], [String])] = [
+            ("lstm_seq", R(kind: .lstm, units: 3, returnSequences: true, hasMask: true), w(.lstm, 3, seed: 10), []),
+            ("lstm_back_state", R(kind: .lstm, units: 2, returnState: true, goBackwards: true, initialStates: true, hasMask: true),
+             w(.lstm, 2, seed: 20), ["h0", "c0"]),
+            ("lstm_init_seq", R(kind: .lstm, units: 2, returnSequences: true, initialStates: true, hasMask: true), w(.lstm, 2, seed: 25), ["h0", "c0"]),
+            ("gru_after", R(kind: .gru, units: 2, returnSequences: true, resetAfter: true, hasMask: true), w(.gru, 2, seed: 30), []),
+            ("gru_before", R(kind: .gru, units: 2, returnSequences: true, goBackwards: true, resetAfter: false, hasMask: true),
+             w(.gru, 2, seed: 40).filter { !$0.key.hasPrefix("recurrentBias") }, []),
+            ("rnn_last", R(kind: .simpleRNN, units: 2, activation: .relu, hasMask: true), w(.simpleRNN, 2, seed: 50), []),
+            ("bi_lstm_sum_seq", R(kind: .lstm, units: 2, returnSequences: true, bidirectional: .sum, hasMask: true), bi(.lstm, 2, seed: 60), []),
+            ("bi_gru_concat_last", R(kind: .gru, units: 2, returnState: true, resetAfter: true, bidirectional: .concat, hasMask: true),
+             bi(.gru, 2, seed: 80), []),
+        ]
+        var nodes = [Node(name: "mask", op: .sequenceMask(value: 0.5), inputs: ["x"], outputs: ["m"]),
+                     Node(name: "masked_x", op: .applyMask, inputs: ["x", "m"], outputs: ["xm"])]
+        var outputs = ["m", "xm"]
+        for (name, a, weights, states) in variants {
+            var outs = [name]
+            if a.returnState { outs += (0..<(a.kind.stateCount * a.directions)).map { "\(name)_state\($0)" } }
+            nodes.append(Node(name: name, op: .recurrent(a), inputs: ["x"] + states + ["m"], outputs: outs, weights: weights))
+            outputs += outs
+        }
+        let graph = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, t, d])), ValueInfo(name: "h0", type: TensorType([1, 2])),
+                                   ValueInfo(name: "c0", type: TensorType([1, 2]))], outputs: outputs, nodes: nodes)
+        var x = randomFloats(count: t * d, seed: 90)
+        for step in [0, 2, 5] { for j in 0..<d { x[step * d + j] = 0.5 } }
+        x[3 * d + 1] = 0.5  // one feature equal to the mask value does not mask the step
+        let feeds: [String: NDArray] = [
+            "x": try NDArray(shape: [1, t, d], scalars: x),
+            "h0": try NDArray(shape: [1, 2], scalars: randomFloats(count: 2, seed: 91)),
+            "c0": try NDArray(shape: [1, 2], scalars: randomFloats(count: 2, seed: 92)),
+        ]
+        let (err, model) = try Self.irRoundTrip(graph, feeds: feeds, label: "masked_recurrent.mlmodel")
+        print("CoreMLRecurrentParityTests masked recurrent variants: \(model.neuralNetwork?.layers.count ?? 0) layers, max rel err \(err)")
+        XCTAssertLessThanOrEqual(err, 1e-5)
+        XCTAssertEqual(model.specificationVersion, 1)
+        let types = Self.layerTypes(model)
+        for l in ["uniDirectionalLSTM", "biDirectionalLSTM", "gru", "simpleRecurrent"] { XCTAssertNil(types[l], "masked layers are unrolled: \(l)") }
     }
 
     /// fp16 and 8-bit weights (MLPasses) through the recurrent layers: gate blocks stay fp16

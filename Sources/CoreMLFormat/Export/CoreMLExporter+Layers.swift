@@ -82,6 +82,7 @@ extension ExportWriter {
     // MARK: - Dispatch
 
     mutating func lower(_ node: Node) {
+        if lowerStepStacked(node) { return }  // TimeDistributed frames: RecurrentExport.swift
         let ins = node.inputs.map { types[$0] ?? TensorType([1]) }
         let inBlobs = node.inputs.map { blob($0) }
         let out = node.outputs.first.map { blob($0) } ?? ""

@@ -31,6 +31,25 @@ struct RecurrentStateFeatures {
     /// Blob → its copy with the steps on the Seq axis, so that recurrent layers reading the same
     /// sequence share one permute.
     var seqAxis: [String: String] = [:]
+    /// Mask blob [T, 1, 1] → its copy [1, T, 1] (steps on H), shared by the ops it masks.
+    var maskOnH: [String: String] = [:]
+    /// Mask blob → step → (m_t, 1 − m_t) blobs [1, 1, 1], shared by the unrolled layers.
+    var maskSteps: [String: [Int: (m: String, oneMinus: String)]] = [:]
+    /// TimeDistributed image tensors (IR [N, T, H, W, C] and the per-step [N·T, H, W, C]) →
+    /// their steps stacked on H (see `lowerStepStacked`).
+    var stacked: [String: StackedSteps] = [:]
+    /// IR tensors [T, D] / [T, 1, D] of per-step vectors held as the [D, T, 1] blob of [1, T, D].
+    var stepVectors: Set<String> = []
+}
+
+/// Frames of a TimeDistributed image tensor stacked on H: blob [C, T·period, W], step t in rows
+/// [t·period, t·period + height); the rows in between (valid-convolution borders) are unused.
+struct StackedSteps {
+    var steps: Int
+    var period: Int
+    var height: Int
+    /// The stack's blob when it is not the tensor's own (a graph input's reshaped copy).
+    var blob: String? = nil
 }
 
 extension CoreMLExporter {
@@ -54,25 +73,31 @@ extension CoreMLExporter {
         .init(irOp: "recurrent state features", coreML: "optional inputs <layer>_h_in, <layer>_c_in (…_rev backward), outputs <layer>_h_out, <layer>_c_out",
               minimumSpecificationVersion: 1,
               notes: "added for every Core ML recurrent layer whose IR node has no initial-state inputs / state outputs, as the Keras converter adds them"),
+        .init(irOp: "TimeDistributed image layers (transpose / reshape to [N·T, H, W, C] around conv2d, pool2d, activation, flatten; N = 1)",
+              coreML: "frames stacked on H: rank-5 input declared [T·H·W·C] (NHWC order), reshaped (CHANNEL_LAST) to [C, T·H, W]; convolution / pooling on the stack; per-step slice + CHANNEL_LAST reshape + concat for Flatten",
+              minimumSpecificationVersion: 1,
+              notes: "valid (unpadded) convolution and pooling only, with the row stride dividing the per-step row period; transposes and step reshapes write no layer"),
         .init(irOp: "embedding", coreML: "embedding between permutes [1, 0, 2, 3] (C → Seq) and [2, 1, 0, 3] (Seq → H)", minimumSpecificationVersion: 1,
               notes: "weight [outputChannels, inputDim], no bias"),
-        .init(irOp: "sequenceMask / applyMask / recurrent with a mask", coreML: "error", minimumSpecificationVersion: 1,
-              notes: "Core ML neural networks have no masking"),
+        .init(irOp: "sequenceMask", coreML: "linear (x − value), unary abs, 1×1 convolution of ones (Σ features), 4 × activation sigmoidHard(α 1e4, β 0), permute",
+              minimumSpecificationVersion: 1,
+              notes: "mask [N, T] as a [T, 1, 1] blob; exact 0/1 unless a step's Σ|x − value| is non-zero but below 1e-16; inputs (N, T) or (N, T, D) only"),
+        .init(irOp: "applyMask", coreML: "multiply by the mask permuted to [1, T, 1]", minimumSpecificationVersion: 1),
+        .init(irOp: "recurrent with a mask", coreML: "unrolled: 1×1 convolution (input projections), then per step slice, split, innerProduct, add, multiply, activation layers "
+                + "and the masked update s_t = m_t·s_new + (1 − m_t)·s_{t−1}", minimumSpecificationVersion: 1,
+              notes: "Core ML recurrent layers cannot skip masked steps; O(steps) layers, no optional state features; masked outputs as Keras "
+                + "(previous output, zeros inside Bidirectional with return_sequences)"),
     ]
 }
 
 extension ExportWriter {
-    static let maskReason = "Keras masking (Masking layer, Embedding mask_zero) has no Core ML neural-network equivalent: "
-        + "classic recurrent layers always run every step and cannot skip masked ones, so the .mlmodel cannot hold the mask"
-    static let maskSuggestion = "Remove the mask before converting to .mlmodel (Embedding mask_zero=False, no Masking layer: the "
-        + "results then differ wherever steps are masked), or convert to .mlbundle, which runs masks."
-
-    /// Lowers a sequence node: `.recurrent`, `.embedding`, or the masking ops (always an error).
+    /// Lowers a sequence node: `.recurrent`, `.embedding`, or the masking ops (MaskExport.swift).
     mutating func lowerSequenceNode(_ node: Node) {
         switch node.op {
         case let .recurrent(a): lowerRecurrent(node, a)
         case let .embedding(d): lowerEmbedding(node, outputChannels: d)
-        case .sequenceMask, .applyMask: fail(node, Self.maskReason, Self.maskSuggestion)
+        case let .sequenceMask(value): lowerSequenceMask(node, value: value)  // MaskExport.swift
+        case .applyMask: lowerApplyMask(node)
         default: fail(node, "not a sequence op", "Report this as a bug.")
         }
     }
@@ -145,7 +170,7 @@ extension ExportWriter {
             return
         }
         if a.hasMask {
-            fail(node, Self.maskReason, Self.maskSuggestion)
+            lowerMaskedRecurrent(node, a, x)  // MaskExport.swift
             return
         }
         if a.kind == .gru && a.resetAfter {
@@ -505,6 +530,122 @@ extension ExportWriter {
             h = hNew
         }
         return (outs, h!)
+    }
+
+    // MARK: - TimeDistributed image layers
+
+    /// Keras TimeDistributed(Conv2D / pooling / Flatten …), which the frontend lowers to
+    /// transpose [1, 0, …] + reshape [N·T, H, W, C] → op → reshape + transpose back (N = 1).
+    /// Classic layers have no rank-5 tensors, so the frames are stacked on H ([C, T·H, W]; a
+    /// rank-5 graph input is declared as a flat vector, see `stackedSteps`), the
+    /// transposes and step reshapes are free, a valid (unpadded) convolution / pooling runs on the
+    /// whole stack — with stride s_h dividing the per-step row period, step t's output rows come
+    /// from step t's input rows only — and a per-step flatten slices each step's rows, flattens
+    /// them (CHANNEL_LAST reshape, Keras order) and stacks the vectors into [D, T, 1]. Returns
+    /// false for nodes that do not read such a tensor.
+    mutating func lowerStepStacked(_ node: Node) -> Bool {
+        guard let first = node.inputs.first, let x = types[first], let outName = node.outputs.first, let y = types[outName] else { return false }
+        if recurrentState.stepVectors.contains(first) {
+            let src = blob(first)
+            switch node.op {
+            case .reshape where y.rank == 3 && y.shape[1] == 1:  // [T, D] → [T, 1, D]
+                alias(outName, src)
+                recurrentState.stepVectors.insert(outName)
+            case .transpose(perm: [1, 0, 2]) where x.rank == 3 && x.shape[1] == 1:  // [T, 1, D] → [1, T, D]: the normal layout
+                alias(outName, src)
+            default:
+                fail(node, "\(node.op.name) of per-step vectors \(formatShape(x.shape)) (TimeDistributed) is not written", "Report the model.")
+            }
+            return true
+        }
+        guard var s = stackedSteps(first, x) else { return false }
+        let src = s.blob ?? blob(first)  // a graph input's stack, else the tensor's own blob
+        s.blob = nil
+        func valid(_ p: PaddingMode) -> Bool {
+            if case .valid = p { return true }
+            if case let .explicit(t, b, l, r) = p { return t == 0 && b == 0 && l == 0 && r == 0 }
+            return false
+        }
+        let stepsRank = x.rank == 5 ? 2 : 1  // leading axes holding N·T
+        switch node.op {
+        case .transpose(perm: [1, 0, 2, 3, 4]) where x.shape[0] == 1 || x.shape[1] == 1:
+            alias(outName, src)
+            recurrentState.stacked[outName] = s
+        case .reshape where (y.rank == 4 || y.rank == 5) && Array(y.shape.suffix(3)) == Array(x.shape.suffix(3))
+            && y.shape.prefix(y.rank - 3).reduce(1, *) == s.steps:
+            alias(outName, src)
+            recurrentState.stacked[outName] = s
+        case .reshape where x.rank == 4 && y.rank == 2 && y.shape[0] == s.steps:
+            // Per-step Flatten: step rows → [h·w·c, 1, 1] (Keras order) → concat → [D, T, 1].
+            let (h, w, c) = (x.shape[1], x.shape[2], x.shape[3])
+            let d = h * w * c
+            var parts: [String] = []
+            for t in 0..<s.steps {
+                var rows = src
+                if s.steps > 1 || s.period != h {
+                    rows = tempBlob("\(node.name)__step\(t)_rows")
+                    emit(freshLayerName("\(node.name)__step\(t)_rows"), [src], [rows], .slice(Spec.SliceLayerParams(
+                        startIndex: Int64(t * s.period), endIndex: Int64(t * s.period + h), stride: 1, axis: .height)))
+                }
+                let v = tempBlob("\(node.name)__step\(t)")
+                emit(freshLayerName("\(node.name)__step\(t)"), [rows], [v], .reshape(Spec.ReshapeLayerParams(
+                    targetShape: [Int64(d), 1, 1], mode: .channelLast)))
+                parts.append(v)
+            }
+            let out = blob(outName)
+            if parts.count == 1 {
+                emit(freshLayerName(node.name), parts, [out], Self.act(.linear(alpha: 1, beta: 0)))
+            } else {
+                let cat = tempBlob("\(out)__steps")
+                emit(freshLayerName("\(node.name)__steps"), parts, [cat], .concat(sequenceConcat: false))
+                emit(node.name, [cat], [out], .reshape(Spec.ReshapeLayerParams(targetShape: [Int64(d), Int64(s.steps), 1], mode: .channelLast)))
+            }
+            recurrentState.stepVectors.insert(outName)
+        case let .conv2d(a) where x.rank == 4 && valid(a.padding) && s.period % a.strides[0] == 0:
+            lowerConv(node, a, x, src, blob(outName))
+            recurrentState.stacked[outName] = StackedSteps(steps: s.steps, period: s.period / a.strides[0], height: y.shape[1])
+        case let .pool2d(a) where x.rank == 4 && valid(a.padding) && s.period % a.strides[0] == 0:
+            emit(node.name, [src], [blob(outName)], .pooling(Spec.PoolingLayerParams(
+                type: a.kind == .max ? .max : .average, kernelSize: a.kernel.map(UInt64.init),
+                stride: a.strides.map(UInt64.init), padding: Self.poolPadding(a.padding), avgPoolExcludePadding: true)))
+            recurrentState.stacked[outName] = StackedSteps(steps: s.steps, period: s.period / a.strides[0], height: y.shape[1])
+        case let .activation(a) where y.shape == x.shape:
+            lowerActivation(a, node: node, input: src, output: blob(outName), layerName: node.name)
+            recurrentState.stacked[outName] = s
+        default:
+            fail(node, "\(node.op.name) on TimeDistributed frames \(formatShape(x.shape)) (steps stacked on H, \(stepsRank) leading step axes): "
+                + "the writer handles valid (unpadded) Conv2D and pooling with a row stride dividing \(s.period), activations and Flatten per step",
+                 "Use valid padding inside TimeDistributed, or convert to .mlbundle.")
+        }
+        return true
+    }
+
+    /// The stacked layout of IR tensor `name` (type `x`). A rank-5 graph input [1, T, H, W, C]
+    /// is declared as the vector [T·H·W·C] — the frames' own NHWC element order, what a
+    /// flattened Keras array holds — and one CHANNEL_LAST reshape turns it into the stack
+    /// [C, T·H, W].
+    mutating func stackedSteps(_ name: String, _ x: TensorType) -> StackedSteps? {
+        if let s = recurrentState.stacked[name] { return s }
+        guard x.rank == 5, x.shape[0] == 1, graph.inputs.contains(where: { $0.name == name }) else { return nil }
+        let (t, h, w, c) = (x.shape[1], x.shape[2], x.shape[3], x.shape[4])
+        nchwFeatures[name] = [Int64(t * h * w * c)]
+        let stack = tempBlob("\(blob(name))__frames_stacked")
+        emit(freshLayerName("\(name)__frames_stacked"), [blob(name)], [stack], .reshape(Spec.ReshapeLayerParams(
+            targetShape: [Int64(c), Int64(t * h), Int64(w)], mode: .channelLast)))
+        let s = StackedSteps(steps: t, period: h, height: h, blob: stack)
+        recurrentState.stacked[name] = s
+        notes.append("input '\(name)' (1, \(t), \(h), \(w), \(c)): TimeDistributed frames declared as the vector [\(t * h * w * c)] "
+            + "(NHWC element order), reshaped to [\(c), \(t * h), \(w)] (the \(t) frames stacked on H)")
+        return s
+    }
+
+    /// Makes IR tensor `name` an alias of blob `source` (layout-only ops); graph outputs get a copy.
+    mutating func alias(_ name: String, _ source: String) {
+        if graph.outputs.contains(name) {
+            emit(freshLayerName("\(name)__copy"), [source], [blob(name)], Self.act(.linear(alpha: 1, beta: 0)))
+        } else {
+            blobOf[name] = source
+        }
     }
 
     // MARK: - Embedding
