@@ -3,14 +3,14 @@ import MLGraph
 /// Bounds checked on every graph written to or read from a bundle, BEFORE shape inference runs,
 /// so that no value read from a file (even one crafted to be hostile, or read with checksum
 /// verification off) can make `inferShapes`/`verify`, `ConstantTensor` or a kernel trap on an
-/// out-of-range index or an integer overflow. Real models are far inside these bounds.
+/// out-of-range index or an integer overflow: recorded tensor types and constants here; op
+/// attributes by the IR's own `Node.checkAttributes`, which `inferOutputTypes` runs first.
+/// Real models are far inside these bounds.
 enum GraphLimits {
     /// Largest tensor dimension.
     static let maxDimension = Int(Int32.max)
     /// Largest element count of one tensor (activation or constant): 2^40.
     static let maxElements = 1 << 40
-    /// Largest magnitude of an integer op attribute (kernel, stride, padding, axis, channels…).
-    static let maxAttribute = 1 << 24
     /// Largest tensor rank.
     static let maxRank = 32
 }
@@ -80,7 +80,6 @@ extension Graph {
             for (key, w) in node.weights {
                 try ConstantTensor.checkBundleLimits(shape: w.shape, encoding: w.encoding, what: "weight '\(key)' of node '\(node.name)'")
             }
-            try node.checkAttributeLimits()
             var ins: [TensorType] = []
             for name in node.inputs {
                 guard let t = tensorTypes[name] else {
@@ -89,7 +88,6 @@ extension Graph {
                 }
                 ins.append(t)
             }
-            try node.checkInputLimits(ins)
             let outs = try node.inferOutputTypes(ins)
             guard outs.count == node.outputs.count else {
                 throw GraphError.invalidNode(node: node.name, op: node.op.name,
@@ -103,91 +101,6 @@ extension Graph {
                     throw GraphError.invalidTopology("tensor '\(name)' is recorded as \(stored) but its producer gives \(t)")
                 }
             }
-        }
-    }
-}
-
-extension Node {
-    private func fail(_ m: String) -> GraphError { .invalidNode(node: name, op: op.name, message: m) }
-
-    private func pair(_ v: [Int], _ what: String) throws {
-        guard v.count == 2 else { throw fail("\(what) \(v) must have 2 entries") }
-        try ints(v, what)
-    }
-
-    private func ints(_ v: [Int], _ what: String) throws {
-        guard v.count <= GraphLimits.maxRank else { throw fail("\(what) has \(v.count) entries") }
-        for x in v where x < -GraphLimits.maxAttribute || x > GraphLimits.maxAttribute {
-            throw fail("\(what) \(v) has a value outside ±\(GraphLimits.maxAttribute)")
-        }
-    }
-
-    private func padding(_ p: PaddingMode) throws {
-        if case let .explicit(t, b, l, r) = p { try ints([t, b, l, r], "explicit padding") }
-    }
-
-    private func int(_ v: Int, _ what: String) throws { try ints([v], what) }
-
-    /// Array lengths and magnitudes of the op's integer attributes.
-    func checkAttributeLimits() throws {
-        switch op {
-        case let .conv2d(a):
-            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
-            try padding(a.padding); try int(a.groups, "groups"); try int(a.outputChannels, "outputChannels")
-        case let .deconv2d(a):
-            try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
-            try pair(a.outputPadding, "outputPadding")
-            try padding(a.padding); try int(a.groups, "groups"); try int(a.outputChannels, "outputChannels")
-        case let .dense(a): try int(a.outputChannels, "outputChannels")
-        case let .batchNorm(a): try int(a.axis, "axis")
-        case .activation, .prelu, .identity, .elementwise, .globalPool2d: break
-        case let .softmax(axis): try int(axis, "axis")
-        case let .pool2d(a): try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try padding(a.padding)
-        case let .pad(a):
-            guard a.pads.count <= GraphLimits.maxRank else { throw fail("pads has \(a.pads.count) entries") }
-            for p in a.pads { try ints(p, "pads") }
-        case let .crop(crops):
-            guard crops.count <= GraphLimits.maxRank else { throw fail("crops has \(crops.count) entries") }
-            for c in crops { try ints(c, "crops") }
-        case let .upsample2d(a): try pair(a.scale, "scale")
-        case let .reshape(target):
-            guard target.count <= GraphLimits.maxRank else { throw fail("target shape has \(target.count) entries") }
-            for d in target where d < -1 || d > GraphLimits.maxDimension {
-                throw fail("target shape \(formatShape(target)) has dimension \(d) (must be -1…\(GraphLimits.maxDimension))")
-            }
-        case let .transpose(perm): try ints(perm, "perm")
-        case let .concat(axis): try int(axis, "axis")
-        case let .repeatVector(n): try int(n, "n")
-        case let .recurrent(a): try int(a.units, "units")
-        case let .embedding(d): try int(d, "outputChannels")
-        case .sequenceMask, .applyMask: break
-        case let .custom(a):
-            guard a.outputShapes.count <= 1024 else { throw fail("\(a.outputShapes.count) output shapes") }
-            for s in a.outputShapes {
-                guard s.count <= GraphLimits.maxRank else { throw fail("output shape of rank \(s.count)") }
-                _ = try checkedElementCount(s) { fail("output shape: \($0)") }
-            }
-        }
-    }
-
-    /// Conditions on the input types that `inferOutputTypes` assumes without checking.
-    func checkInputLimits(_ ins: [TensorType]) throws {
-        switch op {
-        case let .reshape(target):
-            guard ins.count == 1 else { return }  // inferOutputTypes reports the count
-            let s = ins[0].shape
-            guard let n = s.first, n >= 1 else {
-                throw fail("input \(formatShape(s)) needs a batch dimension ≥ 1")
-            }
-            var p = n
-            for d in target where d != -1 {
-                let (q, o) = p.multipliedReportingOverflow(by: d)
-                guard !o, q <= GraphLimits.maxElements else {
-                    throw fail("target shape \(formatShape(target)) has more than \(GraphLimits.maxElements) elements")
-                }
-                p = q
-            }
-        default: break
         }
     }
 }

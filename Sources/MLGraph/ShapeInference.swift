@@ -20,7 +20,6 @@ extension Graph {
                 }
                 ins.append(t)
             }
-            try node.checkAttributes()
             let outs = try node.inferOutputTypes(ins)
             for (name, t) in zip(node.outputs, outs) {
                 if let problem = t.shapeProblem {
@@ -65,44 +64,74 @@ extension TensorType {
 }
 
 extension Node {
-    /// Checks attribute arrays have the lengths and signs the op needs, so shape inference and
-    /// kernels can index them. - Throws: `GraphError.invalidNode`.
-    func checkAttributes() throws {
+    /// Largest window attribute (kernel, stride, dilation, scale) and padding / pad / crop amount.
+    public static let maxWindowAttribute = 1 << 20
+    /// Largest count attribute (channels, groups, units, repeats).
+    public static let maxCountAttribute = 1 << 24
+
+    /// Checks that attribute arrays have the lengths, signs and magnitudes the op needs, so that
+    /// shape inference and kernels can index them and no size computation overflows — for graphs
+    /// built in code and for graphs read from a file, damaged or crafted (the `.mlbundle` reader
+    /// relies on it). `inferOutputTypes` calls it first. - Throws: `GraphError.invalidNode`.
+    public func checkAttributes() throws {
+        let w = Node.maxWindowAttribute
         func pair(_ v: [Int], _ what: String, min: Int = 1) throws {
-            guard v.count == 2, v.allSatisfy({ $0 >= min && $0 <= 1 << 20 }) else {
-                throw fail("\(what) must be two integers ≥ \(min), found \(v)")
+            guard v.count == 2, v.allSatisfy({ $0 >= min && $0 <= w }) else {
+                throw fail("\(what) must be two integers in \(min)…\(w), found \(v)")
             }
         }
         func pads(_ p: PaddingMode) throws {
-            if case let .explicit(t, b, l, r) = p, ![t, b, l, r].allSatisfy({ $0 >= 0 && $0 <= 1 << 20 }) {
-                throw fail("explicit padding must be non-negative, found \([t, b, l, r])")
+            if case let .explicit(t, b, l, r) = p, ![t, b, l, r].allSatisfy({ $0 >= 0 && $0 <= w }) {
+                throw fail("explicit padding must be in 0…\(w), found \([t, b, l, r])")
+            }
+        }
+        func count(_ v: Int, _ what: String) throws {
+            guard v >= 1, v <= Node.maxCountAttribute else { throw fail("\(what) must be in 1…\(Node.maxCountAttribute), found \(v)") }
+        }
+        func amounts(_ v: [[Int]], _ what: String) throws {
+            guard v.count <= 32, v.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0 >= 0 && $0 <= w } }) else {
+                throw fail("\(what) must be [before, after] pairs in 0…\(w), found \(v)")
             }
         }
         switch op {
         case let .conv2d(a):
             try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations"); try pads(a.padding)
-            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+            try count(a.outputChannels, "outputChannels"); try count(a.groups, "groups")
         case let .deconv2d(a):
             try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pair(a.dilations, "dilations")
             try pair(a.outputPadding, "outputPadding", min: 0); try pads(a.padding)
-            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+            try count(a.outputChannels, "outputChannels"); try count(a.groups, "groups")
         case let .dense(a):
-            guard a.outputChannels >= 1 else { throw fail("outputChannels must be positive, found \(a.outputChannels)") }
+            try count(a.outputChannels, "outputChannels")
         case let .pool2d(a):
             try pair(a.kernel, "kernel"); try pair(a.strides, "strides"); try pads(a.padding)
         case let .upsample2d(a):
             try pair(a.scale, "scale")
+        case let .pad(a):
+            try amounts(a.pads, "pads")
+        case let .crop(crops):
+            try amounts(crops, "crops")
         case let .reshape(t):
-            guard !t.isEmpty, t.filter({ $0 == -1 }).count <= 1, t.allSatisfy({ $0 == -1 || ($0 > 0 && $0 <= 1 << 40) }) else {
-                throw fail("target shape \(t) must be positive dimensions with at most one -1")
+            guard !t.isEmpty, t.count <= 32, t.filter({ $0 == -1 }).count <= 1,
+                  t.allSatisfy({ $0 == -1 || ($0 > 0 && $0 <= TensorType.maxElementCount) }),
+                  TensorType(t.map { $0 == -1 ? 1 : $0 }).shapeProblem == nil
+            else {
+                throw fail("target shape \(t) must be at most 32 positive dimensions (one may be -1) with at most 2^40 elements")
             }
+        case let .transpose(perm):
+            guard perm.count <= 32 else { throw fail("perm has \(perm.count) entries") }
         case let .repeatVector(n):
-            guard n >= 1 else { throw fail("n must be positive, found \(n)") }
+            try count(n, "n")
         case let .recurrent(a):
-            guard a.units >= 1 else { throw fail("units must be positive, found \(a.units)") }
+            try count(a.units, "units")
             if a.resetAfter, a.kind != .gru { throw fail("resetAfter applies to GRU only") }
         case let .embedding(d):
-            guard d >= 1 else { throw fail("outputChannels must be positive, found \(d)") }
+            try count(d, "outputChannels")
+        case let .custom(a):
+            guard a.outputShapes.count <= 1024 else { throw fail("\(a.outputShapes.count) output shapes (at most 1024)") }
+            for s in a.outputShapes {
+                if let problem = TensorType(s).shapeProblem { throw fail("output shape \(formatShape(s)): \(problem)") }
+            }
         case let .batchNorm(a):
             guard a.epsilon >= 0, a.epsilon.isFinite else { throw fail("epsilon must be finite and ≥ 0, found \(a.epsilon)") }
         default:
@@ -135,6 +164,10 @@ extension Node {
     /// Output types for the given input types; also checks the weights' shapes.
     /// - Throws: `GraphError.invalidNode` naming this node.
     public func inferOutputTypes(_ ins: [TensorType]) throws -> [TensorType] {
+        try checkAttributes()
+        for (i, t) in ins.enumerated() {
+            if let problem = t.shapeProblem { throw fail("input \(i) has shape \(formatShape(t.shape)): \(problem)") }
+        }
         let dtype = ins.first?.elementType ?? .float32
         switch op {
         case let .conv2d(a):
@@ -198,7 +231,7 @@ extension Node {
             return [TensorType(keepDims ? [s[0], 1, 1, s[3]] : [s[0], s[3]], dtype)]
         case let .pad(a):
             try expectInputs(ins, 1)
-            guard a.pads.count == ins[0].rank, a.pads.allSatisfy({ $0.count == 2 && $0[0] >= 0 && $0[1] >= 0 }) else {
+            guard a.pads.count == ins[0].rank else {  // pairs and signs: checkAttributes
                 throw fail("pads \(a.pads) need one non-negative [before, after] per axis of \(formatShape(ins[0].shape))")
             }
             if a.mode == .reflect {
@@ -209,7 +242,7 @@ extension Node {
             return [TensorType(zip(ins[0].shape, a.pads).map { $0 + $1[0] + $1[1] }, dtype)]
         case let .crop(crops):
             try expectInputs(ins, 1)
-            guard crops.count == ins[0].rank, crops.allSatisfy({ $0.count == 2 && $0[0] >= 0 && $0[1] >= 0 }) else {
+            guard crops.count == ins[0].rank else {  // pairs and signs: checkAttributes
                 throw fail("crops \(crops) need one non-negative [before, after] per axis of \(formatShape(ins[0].shape))")
             }
             let out = zip(ins[0].shape, crops).map { $0 - $1[0] - $1[1] }
@@ -230,7 +263,8 @@ extension Node {
                 }
                 t[i] = ins[0].elementCount / n / known
             }
-            guard t.reduce(1, *) * n == ins[0].elementCount else {
+            let (total, overflow) = t.reduce(1, *).multipliedReportingOverflow(by: n)  // each factor ≤ 2^40
+            guard !overflow, total == ins[0].elementCount else {
                 throw fail("cannot reshape \(formatShape(ins[0].shape)) (\(ins[0].elementCount) elements) to \(formatShape([n] + target))")
             }
             return [TensorType([n] + t, dtype)]

@@ -237,3 +237,27 @@ final class ActivationTests: XCTestCase {
         XCTAssertEqual(Activation.gelu(approximate: false).apply(1), 0.8413447, accuracy: 1e-6)
     }
 }
+
+final class AttributeBoundsTests: XCTestCase {
+    /// `inferOutputTypes` itself rejects attributes and inputs that would overflow or index out of
+    /// range (the `.mlbundle` reader calls it directly on values read from a file).
+    func testInferOutputTypesGuardsItself() {
+        let x = TensorType([1, 4, 4, 2])
+        func node(_ op: Op) -> Node { Node(name: "n", op: op, inputs: ["x"], outputs: ["y"]) }
+        let bad: [Op] = [
+            .pad(PadAttributes(mode: .constant, pads: [[0, 0], [Int.max, 0], [0, 0], [0, 0]])),
+            .crop(crops: [[0, 0], [0, 0], [0, -1], [0, 0]]),
+            .reshape(targetShape: [1 << 30, 1 << 30]),
+            .repeatVector(n: Int.max),
+            .custom(CustomLayerAttributes(className: "C", outputShapes: [[1, -3]])),
+            .conv2d(Conv2DAttributes(kernel: [1, 1], padding: .valid, groups: 0, outputChannels: 2)),
+        ]
+        for op in bad { XCTAssertThrowsError(try node(op).inferOutputTypes([x]), "\(op)") }
+        XCTAssertThrowsError(try node(.activation(.relu)).inferOutputTypes([TensorType([])])) { e in
+            XCTAssertTrue("\(e)".contains("rank 0"), "\(e)")
+        }
+        // Reshape whose element product overflows Int: an error, not a trap.
+        let big = TensorType([1 << 20, 1 << 20])
+        XCTAssertThrowsError(try node(.reshape(targetShape: [1 << 20, 1 << 20])).inferOutputTypes([big]))
+    }
+}
