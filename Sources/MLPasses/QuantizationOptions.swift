@@ -45,9 +45,10 @@ public enum QuantizationMode: Hashable, Sendable, CustomStringConvertible {
 /// skipped (`skipLayers`, `skipOpTypes`, custom layers), its role is selected for the node's op
 /// (`rolesByOp`, else `otherOpRoles`), and it has at least `minWeights` elements.
 public struct QuantizationOptions: Sendable, Equatable {
-    /// Weight roles to quantize per op name (`Op.name`). Default: conv2d, deconv2d and dense
-    /// "weight" and "bias"; batchNorm "gamma", "beta", "mean", "variance"; prelu "alpha".
-    public var rolesByOp: [String: Set<String>]
+    /// Weight roles to quantize per op kind. Default (`defaultRolesByOp`): conv2d, deconv2d and
+    /// dense "weight" and "bias"; batchNorm "gamma", "beta", "mean", "variance"; prelu "alpha";
+    /// embedding "weight"; recurrent kernels.
+    public var rolesByOp: [OpKind: Set<String>]
     /// Roles quantized on ops that `rolesByOp` does not list (ops added to the IR later). `nil`
     /// (the default) quantizes every weight of such ops; an empty set quantizes none.
     public var otherOpRoles: Set<String>?
@@ -58,7 +59,8 @@ public struct QuantizationOptions: Sendable, Equatable {
     public var minWeights: Int
     /// Node names whose weights are left unchanged.
     public var skipLayers: Set<String>
-    /// Op names (`Op.name`, e.g. "batchNorm", "dense") whose weights are left unchanged.
+    /// Op names (`Op.name` or `OpKind` raw values, e.g. "batchNorm", "dense", "lstm") whose
+    /// weights are left unchanged.
     public var skipOpTypes: Set<String>
     /// `.fp16` only: clamp finite values beyond ±65504 to ±65504 instead of throwing
     /// `QuantizationError.fp16Overflow`.
@@ -68,31 +70,21 @@ public struct QuantizationOptions: Sendable, Equatable {
     /// k-means needs a 1 KB table. Default true.
     public var skipWhenNotSmaller: Bool = true
 
-    /// The default role table (see `rolesByOp`).
+    /// The default role table (see `rolesByOp`): each op's `WeightRole`s that are
+    /// `quantizedByDefault` (its definition in Sources/MLGraph/Ops/).
     /// Recurrent layers: only the stacked gate matrices. Core ML stores each gate's matrix and
     /// bias as its own WeightParams, and coremltools quantizes them per gate; the IR stacks the
     /// gates in one tensor, where per-row linear scales equal coremltools' per-gate ones exactly but
     /// a single bias scale or look-up table across gates would be worse — so biases stay fp32 and
     /// k-means leaves multi-gate matrices alone (`SkipReason.perGateTables`).
-    public static let defaultRolesByOp: [String: Set<String>] = {
-        var table: [String: Set<String>] = [
-            "conv2d": ["weight", "bias"],
-            "deconv2d": ["weight", "bias"],
-            "dense": ["weight", "bias"],
-            "batchNorm": ["gamma", "beta", "mean", "variance"],
-            "prelu": ["alpha"],
-            "embedding": ["weight"],
-        ]
-        for kind in ["simpleRNN", "lstm", "gru"] {
-            for name in [kind, "bidirectional-" + kind] {
-                table[name] = ["kernel", "recurrentKernel", "kernel_backward", "recurrentKernel_backward"]
-            }
-        }
-        return table
-    }()
+    public static let defaultRolesByOp: [OpKind: Set<String>] = Dictionary(uniqueKeysWithValues:
+        OpKind.allCases.compactMap { kind in
+            let roles = kind.definition.weightRoles.filter(\.quantizedByDefault).map(\.name)
+            return roles.isEmpty ? nil : (kind, Set(roles))
+        })
 
     /// Options with the defaults documented on each property (every default-op weight, no skips).
-    public init(rolesByOp: [String: Set<String>] = QuantizationOptions.defaultRolesByOp,
+    public init(rolesByOp: [OpKind: Set<String>] = QuantizationOptions.defaultRolesByOp,
                 otherOpRoles: Set<String>? = nil, minWeights: Int = 0, skipLayers: Set<String> = [],
                 skipOpTypes: Set<String> = [], clampFP16: Bool = false) {
         self.rolesByOp = rolesByOp; self.otherOpRoles = otherOpRoles; self.minWeights = minWeights
@@ -103,8 +95,8 @@ public struct QuantizationOptions: Sendable, Equatable {
     func selection(node: Node, role: String) -> SkipReason? {
         if case .custom = node.op { return .customLayer }
         if skipLayers.contains(node.name) { return .skippedLayer }
-        if skipOpTypes.contains(node.op.name) { return .skippedOpType }
-        if let roles = rolesByOp[node.op.name] {
+        if skipOpTypes.contains(node.op.name) || skipOpTypes.contains(node.op.kind.rawValue) { return .skippedOpType }
+        if let roles = rolesByOp[node.op.kind] {
             return roles.contains(role) ? nil : .roleNotSelected
         }
         if let roles = otherOpRoles, !roles.contains(role) { return .roleNotSelected }
@@ -144,9 +136,6 @@ public enum SkipReason: String, Sendable, Hashable, CustomStringConvertible {
 /// and prelu "alpha" per tensor.
 func linearAxis(op: Op, role: String, shape: [Int]) -> Int? {
     if shape.count <= 1 { return nil }
-    switch op {
-    case .deconv2d where role == "weight": return 1
-    case .prelu: return nil
-    default: return 0
-    }
+    guard let r = op.weightRoles.first(where: { $0.name == role }) else { return 0 }
+    return r.quantizationAxis
 }

@@ -1,26 +1,21 @@
 import MLGraph
 
-/// The kernel tables. For each op name (`Op.name` without the custom class suffix) a list of
-/// factories tried in order: optimized (oneDNN) first, then the reference kernel that every op has.
+/// The kernel tables, keyed by `OpKind`: for each op kind, an optimized (oneDNN) factory tried
+/// first, then the reference kernel that every op kind has (a test iterates `OpKind.allCases`).
 /// `Model.Configuration.referenceOnly` skips the optimized table — the oracle tests compare against.
 public enum KernelRegistry {
     /// Plain Swift kernels, one per op: the specification of each op's numerics.
-    public static let reference: [String: KernelFactory] = ReferenceKernels.table
+    public static let reference: [OpKind: KernelFactory] = ReferenceKernels.table
     /// Fast kernels (oneDNN); an op may be absent, and a factory may decline a configuration.
-    public static let optimized: [String: KernelFactory] = OptimizedKernels.table
+    public static let optimized: [OpKind: KernelFactory] = OptimizedKernels.table
 
-    /// Key used in the tables for a node's op.
-    public static func key(for op: Op) -> String {
-        if case .custom = op { return "custom" }
-        return op.name
-    }
 
     /// Builds the kernel for `context.node`, preferring optimized kernels unless `referenceOnly`.
     /// - Throws: `RuntimeError.unsupportedOp` when no table has the op; a factory's
     ///   `RuntimeError` as is; any other factory error wrapped in `RuntimeError.kernelFailure`
     ///   naming the node.
     public static func makeKernel(_ context: KernelContext, referenceOnly: Bool) throws -> Kernel {
-        let k = key(for: context.node.op)
+        let k = context.node.op.kind
         do {
             if !referenceOnly, let f = optimized[k], let kernel = try f(context) { return kernel }
             if let f = reference[k], let kernel = try f(context) { return kernel }

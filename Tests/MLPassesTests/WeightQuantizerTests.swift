@@ -181,7 +181,7 @@ final class WeightQuantizerTests: XCTestCase {
         XCTAssertEqual(r.skipped.first { $0.layer == "fc" && $0.weight == "bias" }?.reason, .belowMinWeights)
 
         // Roles: only dense weights.
-        o = QuantizationOptions(rolesByOp: ["dense": ["weight"]], otherOpRoles: [])
+        o = QuantizationOptions(rolesByOp: [.dense: ["weight"]], otherOpRoles: [])
         (q, r) = try WeightQuantizer(mode: .kmeans(bits: 2), options: o).quantize(g)
         XCTAssertEqual(r.entries.map { "\($0.layer).\($0.weight)" }, ["fc.weight"])
         XCTAssertEqual(r.skipped.filter { $0.reason == .roleNotSelected }.count, 9)

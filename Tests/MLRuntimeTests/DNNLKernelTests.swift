@@ -233,7 +233,7 @@ final class DNNLKernelTests: XCTestCase {
                         inputs: ["x"], outputs: ["y"])
         let input = TensorType([1, 4, 4, 3])
         let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: try node.inferOutputTypes([input]), threadCount: 1)
-        XCTAssertNil(try OptimizedKernels.table["pool2d"]!(ctx))
+        XCTAssertNil(try OptimizedKernels.table[.pool2d]!(ctx))
     }
 
     func testGlobalPool2D() throws {
@@ -331,7 +331,7 @@ final class DNNLKernelTests: XCTestCase {
                             groups: 1, bias: false, activation: nil, rng: &rng)
         let input = TensorType([1, 5, 5, 4], .float16)
         let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: try node.inferOutputTypes([input]), threadCount: 1)
-        XCTAssertNil(try OptimizedKernels.table["conv2d"]!(ctx))
+        XCTAssertNil(try OptimizedKernels.table[.conv2d]!(ctx))
     }
 
     /// A oneDNN failure other than "unimplemented" at prepare is a `kernelFailure` naming the node
@@ -342,7 +342,7 @@ final class DNNLKernelTests: XCTestCase {
                             groups: 1, bias: false, activation: nil, rng: &rng)
         let ctx = KernelContext(node: node, inputTypes: [TensorType([1, 5, 5, 4])], outputTypes: [TensorType([1, 3, 5, 4])],
                                 threadCount: 1)
-        XCTAssertThrowsError(try OptimizedKernels.table["conv2d"]!(ctx)) { error in
+        XCTAssertThrowsError(try OptimizedKernels.table[.conv2d]!(ctx)) { error in
             guard case let RuntimeError.kernelFailure(node, message)? = error as? RuntimeError else {
                 return XCTFail("unexpected error \(error)")
             }
@@ -370,7 +370,7 @@ final class DNNLKernelTests: XCTestCase {
             let input = TensorType([1, 24, 24, cin])
             let outType = try node.inferOutputTypes([input])[0]
             let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: [outType], threadCount: 2)
-            let kernel = try XCTUnwrap(try OptimizedKernels.table["conv2d"]!(ctx))
+            let kernel = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx))
             let inputs = (0..<8).map { _ in (0..<input.elementCount).map { _ in rng.float() } }
             let sequential = inputs.map { runKernel(kernel, [$0], outputCounts: [outType.elementCount])[0] }
             for sameInput in [true, false] {
@@ -444,7 +444,7 @@ final class DNNLKernelTests: XCTestCase {
     {
         let outputTypes = try node.inferOutputTypes(inputTypes)
         let ctx = KernelContext(node: node, inputTypes: inputTypes, outputTypes: outputTypes, threadCount: threads)
-        let key = KernelRegistry.key(for: node.op)
+        let key = node.op.kind
         let factory = try XCTUnwrap(OptimizedKernels.table[key], "no oneDNN factory for \(key)", file: file, line: line)
         guard let kernel = try factory(ctx) else {
             if expectSupported { XCTFail("\(label): oneDNN kernel declined", file: file, line: line) }
@@ -496,7 +496,7 @@ final class DNNLKernelTests: XCTestCase {
     /// Outputs of the reference kernel for `ctx` when one exists, else of the naive loops below.
     private func oracle(_ ctx: KernelContext, _ inputs: [[Float]]) throws -> ([[Float]], String) {
         let counts = ctx.outputTypes.map(\.elementCount)
-        if let f = KernelRegistry.reference[KernelRegistry.key(for: ctx.node.op)],
+        if let f = KernelRegistry.reference[ctx.node.op.kind],
            let kernel = try? f(ctx) {
             return (runKernel(kernel, inputs, outputCounts: counts), "reference")
         }

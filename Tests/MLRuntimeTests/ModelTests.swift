@@ -140,7 +140,7 @@ final class ModelTests: XCTestCase {
             .elementwise(.add), .concat(axis: 0), .repeatVector(n: 1), .identity,
             .custom(CustomLayerAttributes(className: "X", outputShapes: [])),
         ]
-        for op in ops { XCTAssertNotNil(KernelRegistry.reference[KernelRegistry.key(for: op)], op.name) }
+        for op in ops { XCTAssertNotNil(KernelRegistry.reference[op.kind], op.name) }
     }
 
     func testConcurrentPredictionsAreIdenticalToSerialOnes() throws {

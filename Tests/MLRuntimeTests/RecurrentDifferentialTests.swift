@@ -165,7 +165,7 @@ final class RecurrentDifferentialTests: XCTestCase {
     }
 
     private func makeOptimized(_ node: Node, batch n: Int, steps t: Int) throws -> Kernel? {
-        let factory = try XCTUnwrap(OptimizedKernels.table[KernelRegistry.key(for: node.op)])
+        let factory = try XCTUnwrap(OptimizedKernels.table[node.op.kind])
         return try factory(context(node, batch: n, steps: t))
     }
 
@@ -188,12 +188,12 @@ final class RecurrentDifferentialTests: XCTestCase {
                          file: StaticString = #filePath, line: UInt = #line) throws -> Kernel {
         let inputs = try inputValues(node, batch: n, steps: t, seed: seed)
         let refCtx = try context(node, batch: n, steps: t)
-        let reference = try XCTUnwrap(try KernelRegistry.reference[KernelRegistry.key(for: node.op)]!(refCtx))
+        let reference = try XCTUnwrap(try KernelRegistry.reference[node.op.kind]!(refCtx))
         let counts = refCtx.outputTypes.map(\.elementCount)
         let want = runKernel(reference, inputs, outputCounts: counts)
         var kernel: Kernel?
         for threads in [1, 2] {
-            let factory = try XCTUnwrap(OptimizedKernels.table[KernelRegistry.key(for: node.op)])
+            let factory = try XCTUnwrap(OptimizedKernels.table[node.op.kind])
             let k = try XCTUnwrap(try factory(context(node, batch: n, steps: t, threads: threads)), "\(label): declined",
                                   file: file, line: line)
             let got = runKernel(k, inputs, outputCounts: counts)

@@ -4,19 +4,18 @@ import MLGraph
 /// data-movement kernels (Kernels/Fast/). Each factory declines
 /// (returns nil) configurations it does not cover; the reference kernel then runs.
 enum OptimizedKernels {
-    static let table: [String: KernelFactory] = [
-        "conv2d": DNNLConv2D.factory,
-        "deconv2d": DNNLDeconv2D.factory,
-        "dense": DNNLDense.factory,
-        "pool2d": DNNLPool2D.factory,
-        "globalPool2d": DNNLPool2D.globalFactory,
-        "batchNorm": DNNLBatchNorm.factory,
-        "activation": DNNLActivation.factory,
-        "softmax": DNNLSoftmax.factory,
-        "concat": DNNLConcat.factory,
-        "elementwise": DNNLElementwise.factory,
-        "crop": FastCopyKernels.crop, "pad": FastCopyKernels.pad, "upsample2d": FastCopyKernels.upsample,
-        "simpleRNN": DNNLRecurrent.factory, "lstm": DNNLRecurrent.factory, "gru": DNNLRecurrent.factory,
-        "bidirectional-simpleRNN": DNNLRecurrent.factory, "bidirectional-lstm": DNNLRecurrent.factory, "bidirectional-gru": DNNLRecurrent.factory,
+    static let table: [OpKind: KernelFactory] = [
+        .conv2d: DNNLConv2D.factory,
+        .deconv2d: DNNLDeconv2D.factory,
+        .dense: DNNLDense.factory,
+        .pool2d: DNNLPool2D.factory,
+        .globalPool2d: DNNLPool2D.globalFactory,
+        .batchNorm: DNNLBatchNorm.factory,
+        .activation: DNNLActivation.factory,
+        .softmax: DNNLSoftmax.factory,
+        .concat: DNNLConcat.factory,
+        .elementwise: DNNLElementwise.factory,
+        .crop: FastCopyKernels.crop, .pad: FastCopyKernels.pad, .upsample2d: FastCopyKernels.upsample,
+        .recurrent: DNNLRecurrent.factory,
     ]
 }

@@ -1,0 +1,152 @@
+/// A weight role of an op: the name under which a constant is attached to `Node.weights`, and how
+/// weight compression treats it.
+public struct WeightRole: Hashable, Sendable {
+    /// The key in `Node.weights` ("weight", "bias", "gamma", …).
+    public var name: String
+    /// Per-channel axis of linear quantization (one scale per slice along it — the output-channel
+    /// axis of Core ML's weight layout), or nil for one scale for the whole tensor.
+    public var quantizationAxis: Int?
+    /// Whether `mlconv quantize` compresses this role by default (coremltools compresses
+    /// convolution / inner-product / embedding weights and biases, batch-norm statistics).
+    public var quantizedByDefault: Bool
+
+    public init(_ name: String, quantizationAxis: Int? = 0, quantizedByDefault: Bool = true) {
+        self.name = name; self.quantizationAxis = quantizationAxis; self.quantizedByDefault = quantizedByDefault
+    }
+}
+
+/// Everything the IR knows about one op kind, defined in one file under `Sources/MLGraph/Ops/`:
+/// its correspondences in other formats, attribute validation, type and shape inference, and
+/// weight roles. Kernels, converters and codecs live in their own modules, in tables keyed by
+/// `OpKind` (see docs/ARCHITECTURE.md, "Where to add an op").
+public protocol OpDefinition {
+    /// The op kind this type defines.
+    static var kind: OpKind { get }
+    /// One line for `mlconv ops` and error messages: what the op computes.
+    static var summary: String { get }
+    /// MIL op names (coremltools `converters/mil/mil/ops/defs`) this op implements, or expresses
+    /// with its attributes.
+    static var milOps: [String] { get }
+    /// ONNX operator names this op corresponds to.
+    static var onnxOps: [String] { get }
+
+    /// Checks attribute values (array lengths, signs, magnitudes) so that shape inference and
+    /// kernels can index them and no size computation overflows, whatever a file contained.
+    /// Runs before `inferOutputTypes`. - Throws: `GraphError.invalidNode` (use `node.fail`).
+    static func checkAttributes(of node: Node) throws
+
+    /// The output types for input types `inputs`; also checks the weights' shapes.
+    /// Inputs are already known to have valid shapes. - Throws: `GraphError.invalidNode`.
+    static func inferOutputTypes(of node: Node, inputs: [TensorType]) throws -> [TensorType]
+
+    /// Every weight role a node of this kind may carry (none for ops without weights); a node
+    /// need not carry all of them (optional biases, a single direction).
+    static var weightRoles: [WeightRole] { get }
+}
+
+extension OpDefinition {
+    public static var onnxOps: [String] { [] }
+    public static func checkAttributes(of node: Node) throws {}
+    public static var weightRoles: [WeightRole] { [] }
+}
+
+// MARK: - Helpers for op definitions (checked arithmetic, uniform messages)
+
+extension Node {
+    /// Largest window attribute (kernel, stride, dilation, scale) and padding / pad / crop amount.
+    public static let maxWindowAttribute = 1 << 20
+    /// Largest count attribute (channels, groups, units, repeats).
+    public static let maxCountAttribute = 1 << 24
+    /// Largest rank of a tensor an op may produce or name in an attribute.
+    public static let maxRank = 32
+
+    /// A `GraphError.invalidNode` naming this node and its op.
+    public func fail(_ message: String) -> GraphError {
+        GraphError.invalidNode(node: name, op: op.name, message: message)
+    }
+
+    func expectInputs(_ ins: [TensorType], _ n: Int) throws {
+        guard ins.count == n else { throw fail("expects \(n) input(s), found \(ins.count)") }
+    }
+
+    func expectInputs(_ ins: [TensorType], atLeast n: Int) throws {
+        guard ins.count >= n else { throw fail("expects at least \(n) input(s), found \(ins.count)") }
+    }
+
+    func expectRank(_ t: TensorType, _ r: Int, _ what: String = "input") throws {
+        guard t.rank == r else { throw fail("expects a rank-\(r) \(what), found shape \(formatShape(t.shape))") }
+    }
+
+    /// Checks that weight `key` exists (unless `optional`) and has `shape` (when given).
+    func expectWeight(_ key: String, shape: [Int]?, optional: Bool = false) throws {
+        guard let w = weights[key] else {
+            if optional { return }
+            throw fail("missing weight '\(key)'" + (shape.map { " of shape \(formatShape($0))" } ?? ""))
+        }
+        if let shape, w.shape != shape {
+            throw fail("weight '\(key)' should have shape \(formatShape(shape)), found \(formatShape(w.shape))")
+        }
+    }
+
+    /// Two integers in `min…maxWindowAttribute` (kernel, strides, dilations, scales).
+    func checkPair(_ v: [Int], _ what: String, min: Int = 1) throws {
+        let w = Node.maxWindowAttribute
+        guard v.count == 2, v.allSatisfy({ $0 >= min && $0 <= w }) else {
+            throw fail("\(what) must be two integers in \(min)…\(w), found \(v)")
+        }
+    }
+
+    /// `count` integers in `min…maxWindowAttribute`.
+    func checkWindow(_ v: [Int], count: Int, _ what: String, min: Int = 1) throws {
+        let w = Node.maxWindowAttribute
+        guard v.count == count, v.allSatisfy({ $0 >= min && $0 <= w }) else {
+            throw fail("\(what) must be \(count) integers in \(min)…\(w), found \(v)")
+        }
+    }
+
+    func checkPadding(_ p: PaddingMode) throws {
+        let w = Node.maxWindowAttribute
+        if case let .explicit(t, b, l, r) = p, ![t, b, l, r].allSatisfy({ $0 >= 0 && $0 <= w }) {
+            throw fail("explicit padding must be in 0…\(w), found \([t, b, l, r])")
+        }
+    }
+
+    func checkCount(_ v: Int, _ what: String) throws {
+        guard v >= 1, v <= Node.maxCountAttribute else {
+            throw fail("\(what) must be in 1…\(Node.maxCountAttribute), found \(v)")
+        }
+    }
+
+    /// [before, after] pairs in 0…maxWindowAttribute, at most `maxRank` of them.
+    func checkAmounts(_ v: [[Int]], _ what: String) throws {
+        let w = Node.maxWindowAttribute
+        guard v.count <= Node.maxRank, v.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0 >= 0 && $0 <= w } }) else {
+            throw fail("\(what) must be [before, after] pairs in 0…\(w), found \(v)")
+        }
+    }
+
+    /// A finite float attribute.
+    func checkFinite(_ v: Float, _ what: String) throws {
+        guard v.isFinite else { throw fail("\(what) must be finite, found \(v)") }
+    }
+
+    /// Resolves a possibly negative axis (NumPy / MIL convention: −1 is the last axis) against `rank`.
+    func resolveAxis(_ axis: Int, rank: Int, _ what: String = "axis") throws -> Int {
+        guard axis >= -rank, axis < rank else {
+            throw fail("\(what) \(axis) is out of range for rank \(rank) (valid: \(-rank)…\(rank - 1))")
+        }
+        return axis < 0 ? axis + rank : axis
+    }
+
+    /// The NumPy broadcast of `ins`' shapes. - Throws: when they do not broadcast.
+    func broadcastAll(_ ins: [TensorType]) throws -> [Int] {
+        var shape = ins.first?.shape ?? []
+        for t in ins.dropFirst() {
+            guard let b = broadcastShapes(shape, t.shape) else {
+                throw fail("input shapes \(ins.map { formatShape($0.shape) }.joined(separator: ", ")) do not broadcast")
+            }
+            shape = b
+        }
+        return shape
+    }
+}

@@ -1,0 +1,49 @@
+/// `Op.conv2d`. Input x [N, H, W, Cin] (NHWC).
+/// Weights: "weight" [Cout, Cin/groups, kH, kW] (per Core ML NeuralNetwork.proto,
+/// ConvolutionLayerParams.weights; Keras HWIO kernels are transposed (3,2,0,1) by the frontend),
+/// optional "bias" [Cout]. Output [N, Ho, Wo, Cout].
+public struct Conv2DAttributes: Codable, Hashable, Sendable {
+    public var kernel: [Int]        // [kH, kW]
+    public var strides: [Int]       // [sH, sW]
+    public var dilations: [Int]     // [dH, dW]
+    public var padding: PaddingMode
+    public var groups: Int
+    public var outputChannels: Int
+    public var activation: Activation?
+
+    public init(kernel: [Int], strides: [Int] = [1, 1], dilations: [Int] = [1, 1], padding: PaddingMode,
+                groups: Int = 1, outputChannels: Int, activation: Activation? = nil) {
+        self.kernel = kernel; self.strides = strides; self.dilations = dilations; self.padding = padding
+        self.groups = groups; self.outputChannels = outputChannels; self.activation = activation
+    }
+}
+
+/// Definition of `Op.conv2d`: 2-D convolution, NHWC. MIL `conv`, ONNX `Conv`, Core ML `convolution`.
+enum Conv2DDefinition: OpDefinition {
+    static let kind = OpKind.conv2d
+    static let summary = "2-D convolution (groups, dilation, fused activation), NHWC"
+    static let milOps = ["conv"]
+    static let onnxOps = ["Conv"]
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .conv2d(a) = node.op else { return }
+        try node.checkPair(a.kernel, "kernel"); try node.checkPair(a.strides, "strides"); try node.checkPair(a.dilations, "dilations")
+        try node.checkPadding(a.padding)
+        try node.checkCount(a.outputChannels, "outputChannels"); try node.checkCount(a.groups, "groups")
+    }
+
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .conv2d(a) = node.op else { return [] }
+        try node.expectInputs(ins, 1); try node.expectRank(ins[0], 4, "NHWC input")
+        let s = ins[0].shape, cin = s[3]
+        guard cin % a.groups == 0, a.outputChannels % a.groups == 0 else {
+            throw node.fail("groups \(a.groups) must divide input channels \(cin) and output channels \(a.outputChannels)")
+        }
+        try node.expectWeight("weight", shape: [a.outputChannels, cin / a.groups, a.kernel[0], a.kernel[1]])
+        try node.expectWeight("bias", shape: [a.outputChannels], optional: true)
+        let (h, w) = try node.windowOutput(s[1], s[2], a.kernel, a.strides, a.dilations, a.padding)
+        return [TensorType([s[0], h, w, a.outputChannels], ins[0].elementType)]
+    }
+
+    static var weightRoles: [WeightRole] { [WeightRole("weight"), WeightRole("bias")] }
+}

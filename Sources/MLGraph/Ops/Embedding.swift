@@ -1,0 +1,24 @@
+/// Definition of `Op.embedding(outputChannels:)`: Keras Embedding, indices [N, L] → [N, L, D].
+/// MIL `gather` on the table; ONNX `Gather`; Core ML `embedding` / `embeddingND`.
+enum EmbeddingDefinition: OpDefinition {
+    static let kind = OpKind.embedding
+    static let summary = "table look-up of integer indices (Keras Embedding)"
+    static let milOps: [String] = []
+    static let onnxOps = ["Gather"]
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .embedding(d) = node.op else { return }
+        try node.checkCount(d, "outputChannels")
+    }
+
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .embedding(d) = node.op else { return [] }
+        try node.expectInputs(ins, 1); try node.expectRank(ins[0], 2, "[N, L] index input")
+        guard let w = node.weights["weight"], w.shape.count == 2, w.shape[0] == d else {
+            throw node.fail("missing weight 'weight' of shape (\(d), vocabulary size)")
+        }
+        return [TensorType(ins[0].shape + [d], .float32)]
+    }
+
+    static var weightRoles: [WeightRole] { [WeightRole("weight")] }
+}

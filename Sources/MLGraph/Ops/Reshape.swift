@@ -1,0 +1,38 @@
+/// Definition of `Op.reshape(targetShape:)`: output [N] + targetShape (one entry may be −1),
+/// row-major (Keras Reshape / Flatten). MIL `reshape`, ONNX `Reshape` / `Flatten`,
+/// Core ML `reshape` / `flatten` / `reshapeStatic`.
+enum ReshapeDefinition: OpDefinition {
+    static let kind = OpKind.reshape
+    static let summary = "row-major reshape keeping the batch axis"
+    static let milOps = ["reshape"]
+    static let onnxOps = ["Reshape", "Flatten"]
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .reshape(t) = node.op else { return }
+        guard !t.isEmpty, t.count <= Node.maxRank, t.filter({ $0 == -1 }).count <= 1,
+              t.allSatisfy({ $0 == -1 || ($0 > 0 && $0 <= TensorType.maxElementCount) }),
+              TensorType(t.map { $0 == -1 ? 1 : $0 }).shapeProblem == nil
+        else {
+            throw node.fail("target shape \(t) must be at most \(Node.maxRank) positive dimensions (one may be -1) with at most 2^40 elements")
+        }
+    }
+
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .reshape(target) = node.op else { return [] }
+        try node.expectInputs(ins, 1)
+        guard let n = ins[0].shape.first else { throw node.fail("expects an input with a batch axis, found a scalar") }
+        var t = target
+        if let i = t.firstIndex(of: -1) {
+            let known = t.enumerated().filter { $0.offset != i }.reduce(1) { $0 * $1.element }
+            guard known > 0, (ins[0].elementCount / n) % known == 0 else {
+                throw node.fail("cannot reshape \(formatShape(ins[0].shape)) to \(formatShape(target))")
+            }
+            t[i] = ins[0].elementCount / n / known
+        }
+        let (total, overflow) = t.reduce(1, *).multipliedReportingOverflow(by: n)  // each factor ≤ 2^40
+        guard !overflow, total == ins[0].elementCount else {
+            throw node.fail("cannot reshape \(formatShape(ins[0].shape)) (\(ins[0].elementCount) elements) to \(formatShape([n] + target))")
+        }
+        return [TensorType([n] + t, ins[0].elementType)]
+    }
+}
