@@ -7,12 +7,16 @@ public enum GraphError: Error, CustomStringConvertible, Equatable {
     case invalidTopology(String)
     /// A constant's bytes do not match its shape and encoding.
     case invalidConstant(String)
+    /// An op's stored attribute is missing or has the wrong type (decoding a graph).
+    case invalidAttribute(op: String, attribute: String, expected: String, found: String)
 
     public var description: String {
         switch self {
         case let .invalidNode(node, op, message): return "node '\(node)' (\(op)): \(message)"
         case let .invalidTopology(m): return "invalid graph: \(m)"
         case let .invalidConstant(m): return "invalid constant: \(m)"
+        case let .invalidAttribute(op, attribute, expected, found):
+            return "op '\(op)': attribute '\(attribute)' should be \(expected), found \(found); the file is damaged or was written by another mlconv version"
         }
     }
 }

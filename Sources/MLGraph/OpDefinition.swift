@@ -39,12 +39,26 @@ public protocol OpDefinition {
     /// Inputs are already known to have valid shapes. - Throws: `GraphError.invalidNode`.
     static func inferOutputTypes(of node: Node, inputs: [TensorType]) throws -> [TensorType]
 
+    /// The op's attributes by stable name, for the explicit graph encoding (docs/BUNDLE_FORMAT.md).
+    /// Called only with an op of this kind.
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue]
+
+    /// The op of this kind with the attributes `attributes` (written by `encodeAttributes`).
+    /// - Throws: `GraphError.invalidAttribute` for a missing or mistyped attribute.
+    static func decodeOp(from attributes: AttributeReader) throws -> Op
+
     /// Every weight role a node of this kind may carry (none for ops without weights); a node
     /// need not carry all of them (optional biases, a single direction).
     static var weightRoles: [WeightRole] { get }
 }
 
 extension OpDefinition {
+    // TEMPORARY (removed when every op has its codec; OpCodecTests checks all kinds).
+    public static func encodeAttributes(of op: Op) -> [String: AttributeValue] { [:] }
+    public static func decodeOp(from attributes: AttributeReader) throws -> Op {
+        throw GraphError.invalidAttribute(op: kind.rawValue, attribute: "*", expected: "a bundle encoding", found: "none")
+    }
+
     public static var onnxOps: [String] { [] }
     public static func checkAttributes(of node: Node) throws {}
     public static var weightRoles: [WeightRole] { [] }

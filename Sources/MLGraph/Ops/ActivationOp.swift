@@ -35,3 +35,67 @@ extension Activation {
         }
     }
 }
+
+extension Activation {
+    /// Encoding: {"function": name, parameters…}; names are Keras' (and the Swift case names).
+    public var attributeValue: AttributeValue {
+        func f(_ name: String, _ params: [String: AttributeValue] = [:]) -> AttributeValue {
+            .object(params.merging(["function": .string(name)]) { a, _ in a })
+        }
+        switch self {
+        case let .linear(alpha, beta): return f("linear", ["alpha": .number(alpha), "beta": .number(beta)])
+        case .relu: return f("relu")
+        case let .clippedReLU(maxValue, negativeSlope, threshold):
+            return f("clippedReLU", ["maxValue": maxValue.map { .number($0) } ?? .null,
+                                     "negativeSlope": .number(negativeSlope), "threshold": .number(threshold)])
+        case let .leakyReLU(alpha): return f("leakyReLU", ["alpha": .number(alpha)])
+        case let .elu(alpha): return f("elu", ["alpha": .number(alpha)])
+        case .selu: return f("selu")
+        case .sigmoid: return f("sigmoid")
+        case let .hardSigmoid(alpha, beta): return f("hardSigmoid", ["alpha": .number(alpha), "beta": .number(beta)])
+        case .tanh: return f("tanh")
+        case .softplus: return f("softplus")
+        case .softsign: return f("softsign")
+        case .swish: return f("swish")
+        case let .gelu(approximate): return f("gelu", ["approximate": .bool(approximate)])
+        case .exponential: return f("exponential")
+        case let .thresholdedReLU(theta): return f("thresholdedReLU", ["theta": .number(theta)])
+        }
+    }
+
+    /// Decodes `attributeValue` from attribute `name` of `a`.
+    public init(attribute name: String, of a: AttributeReader) throws {
+        let o = try a.object(name)
+        switch try o.string("function") {
+        case "linear": self = .linear(alpha: try o.float("alpha"), beta: try o.float("beta"))
+        case "relu": self = .relu
+        case "clippedReLU":
+            self = .clippedReLU(maxValue: o.has("maxValue") ? try o.float("maxValue") : nil,
+                                negativeSlope: try o.float("negativeSlope"), threshold: try o.float("threshold"))
+        case "leakyReLU": self = .leakyReLU(alpha: try o.float("alpha"))
+        case "elu": self = .elu(alpha: try o.float("alpha"))
+        case "selu": self = .selu
+        case "sigmoid": self = .sigmoid
+        case "hardSigmoid": self = .hardSigmoid(alpha: try o.float("alpha"), beta: try o.float("beta"))
+        case "tanh": self = .tanh
+        case "softplus": self = .softplus
+        case "softsign": self = .softsign
+        case "swish": self = .swish
+        case "gelu": self = .gelu(approximate: try o.bool("approximate"))
+        case "exponential": self = .exponential
+        case "thresholdedReLU": self = .thresholdedReLU(theta: try o.float("theta"))
+        case let other: throw o.mismatch("function", expected: "a known activation function", found: .string(other))
+        }
+    }
+
+    /// Decodes an optional activation (absent or null = nil).
+    public init?(optionalAttribute name: String, of a: AttributeReader) throws {
+        guard a.has(name) else { return nil }
+        try self.init(attribute: name, of: a)
+    }
+}
+
+extension Optional where Wrapped == Activation {
+    /// The encoding of an optional fused activation (null when absent).
+    public var attributeValue: AttributeValue { self?.attributeValue ?? .null }
+}

@@ -63,3 +63,26 @@ public func broadcastShapes(_ a: [Int], _ b: [Int]) -> [Int]? {
     }
     return out
 }
+
+extension PaddingMode {
+    /// Encoding: "valid", "same", or [top, bottom, left, right].
+    var attributeValue: AttributeValue {
+        switch self {
+        case .valid: return .string("valid")
+        case .same: return .string("same")
+        case let .explicit(t, b, l, r): return .ints([t, b, l, r])
+        }
+    }
+
+    init(attribute name: String, of a: AttributeReader) throws {
+        switch a.values[name] {
+        case .string("valid")?: self = .valid
+        case .string("same")?: self = .same
+        case .list?:
+            let v = try a.ints(name)
+            guard v.count == 4 else { throw a.mismatch(name, expected: "\"valid\", \"same\" or [top, bottom, left, right]", found: .ints(v)) }
+            self = .explicit(top: v[0], bottom: v[1], left: v[2], right: v[3])
+        case let v: throw a.mismatch(name, expected: "\"valid\", \"same\" or [top, bottom, left, right]", found: v)
+        }
+    }
+}

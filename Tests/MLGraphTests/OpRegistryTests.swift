@@ -1,0 +1,54 @@
+import MLGraph
+import TestSupport
+import XCTest
+
+/// Every op kind has a definition with a shape rule, a sample that infers, and correspondences.
+final class OpRegistryTests: XCTestCase {
+    func testEveryKindHasAShapeRuleThatAcceptsItsSamples() throws {
+        for kind in OpKind.allCases {
+            let samples = OpSamples.samples(for: kind)
+            XCTAssertFalse(samples.isEmpty, "\(kind) has no sample")
+            for (node, inputs) in samples {
+                XCTAssertEqual(node.op.kind, kind)
+                let outs = try node.inferOutputTypes(inputs)
+                XCTAssertEqual(outs.count, node.outputs.count, "\(kind)")
+                XCTAssertTrue(outs.allSatisfy { $0.shapeProblem == nil }, "\(kind): \(outs)")
+            }
+        }
+    }
+
+    func testEveryKindHasASummaryAndUniqueName() {
+        for kind in OpKind.allCases {
+            XCTAssertTrue(kind.definition.kind == kind, "\(kind)'s definition names \(kind.definition.kind)")
+            XCTAssertFalse(kind.definition.summary.isEmpty, "\(kind)")
+        }
+        XCTAssertEqual(Set(OpKind.allCases.map(\.rawValue)).count, OpKind.allCases.count)
+    }
+
+    func testWeightRolesCoverSampleWeights() {
+        for kind in OpKind.allCases where kind != .custom {
+            let roles = Set(kind.definition.weightRoles.map(\.name))
+            for (node, _) in OpSamples.samples(for: kind) {
+                XCTAssertTrue(Set(node.weights.keys).isSubset(of: roles), "\(kind): weights \(node.weights.keys.sorted()) not all in roles \(roles.sorted())")
+            }
+        }
+    }
+
+    func testAttributeChecksRejectOutOfRangeValuesWithoutTrapping() {
+        let bad: [Op] = [
+            .conv2d(Conv2DAttributes(kernel: [3], padding: .valid, outputChannels: 1)),
+            .conv2d(Conv2DAttributes(kernel: [3, Int.max], padding: .valid, outputChannels: 1)),
+            .reshape(targetShape: [Int.max, 2]),
+            .pad(PadAttributes(mode: .constant, pads: [[0, -1]])),
+            .repeatVector(n: 0),
+            .activation(.linear(alpha: .nan, beta: 0)),
+        ]
+        for op in bad {
+            let node = Node(name: "n", op: op, inputs: ["x"], outputs: ["y"])
+            XCTAssertThrowsError(try node.inferOutputTypes([TensorType([1, 4, 4, 2])]), "\(op)") { error in
+                guard case let GraphError.invalidNode(name, _, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(name, "n")
+            }
+        }
+    }
+}
