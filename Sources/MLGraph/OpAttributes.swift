@@ -141,3 +141,54 @@ extension AttributeValue {
         }
     }
 }
+
+/// JSON form of attribute values (the `.mlbundle` model section, `Fixtures/ops/*/case.json`):
+/// integers and floats are JSON numbers (a float is written as the double nearest to it, which
+/// reads back exactly), booleans, strings, arrays, objects and null as themselves. Reading tries
+/// boolean, integer, number, string, array, object in that order, so `2` reads as `.int(2)` and
+/// `2.5` as `.float(2.5)`; `AttributeReader.float` accepts both.
+extension AttributeValue: Codable {
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null; return }
+        if let b = try? c.decode(Bool.self) { self = .bool(b); return }
+        if let i = try? c.decode(Int.self) { self = .int(i); return }
+        if let d = try? c.decode(Double.self) {
+            guard let f = Float(exactly: d) ?? (abs(d) <= Double(Float.greatestFiniteMagnitude) ? Float(d) : nil) else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "number \(d) is outside the float32 range")
+            }
+            self = .float(f); return
+        }
+        if let s = try? c.decode(String.self) { self = .string(s); return }
+        if let l = try? c.decode([AttributeValue].self) { self = .list(l); return }
+        if let o = try? c.decode([String: AttributeValue].self) { self = .object(o); return }
+        throw DecodingError.dataCorruptedError(in: c, debugDescription: "not an attribute value")
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case let .int(v): try c.encode(v)
+        case let .float(v):
+            if v.isFinite { try c.encode(Double(v)) } else { try c.encode(AttributeValue.number(v)) }
+        case let .string(v): try c.encode(v)
+        case let .bool(v): try c.encode(v)
+        case let .list(v): try c.encode(v)
+        case let .object(v): try c.encode(v)
+        case .null: try c.encodeNil()
+        }
+    }
+}
+
+extension OpKind {
+    /// Decodes an op of this kind from its stored attributes (`OpDefinition.decodeOp`).
+    /// - Throws: `GraphError.invalidAttribute`.
+    public func decodeOp(_ attributes: [String: AttributeValue]) throws -> Op {
+        try definition.decodeOp(from: AttributeReader(kind: self, values: attributes))
+    }
+}
+
+extension Op {
+    /// The op's attributes by stable name (`OpDefinition.encodeAttributes`).
+    public var attributes: [String: AttributeValue] { definition.encodeAttributes(of: self) }
+}

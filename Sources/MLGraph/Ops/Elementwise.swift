@@ -1,4 +1,4 @@
-public enum ElementwiseKind: String, Codable, Hashable, Sendable {
+public enum ElementwiseKind: String, Codable, Hashable, Sendable, CaseIterable {
     case add, subtract, multiply, average, maximum, minimum
 }
 
@@ -10,6 +10,13 @@ enum ElementwiseDefinition: OpDefinition {
     static let summary = "n-ary add, subtract, multiply, average, maximum, minimum with broadcasting"
     static let milOps = ["add", "sub", "mul", "maximum", "minimum"]
     static let onnxOps = ["Sum", "Sub", "Mul", "Mean", "Max", "Min"]
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .elementwise(kind) = op else { return [:] }
+        return ["kind": .string(kind.rawValue)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .elementwise(try a.enumeration("kind", ElementwiseKind.self)) }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .elementwise(kind) = node.op else { return [] }

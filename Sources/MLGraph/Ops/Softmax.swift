@@ -6,6 +6,13 @@ enum SoftmaxDefinition: OpDefinition {
     static let milOps = ["softmax"]
     static let onnxOps = ["Softmax"]
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .softmax(axis) = op else { return [:] }
+        return ["axis": .int(axis)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .softmax(axis: try a.int("axis")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .softmax(axis) = node.op else { return [] }
         try node.expectInputs(ins, 1)
