@@ -53,12 +53,6 @@ public protocol OpDefinition {
 }
 
 extension OpDefinition {
-    // TEMPORARY (removed when every op has its codec; OpCodecTests checks all kinds).
-    public static func encodeAttributes(of op: Op) -> [String: AttributeValue] { [:] }
-    public static func decodeOp(from attributes: AttributeReader) throws -> Op {
-        throw GraphError.invalidAttribute(op: kind.rawValue, attribute: "*", expected: "a bundle encoding", found: "none")
-    }
-
     public static var onnxOps: [String] { [] }
     public static func checkAttributes(of node: Node) throws {}
     public static var weightRoles: [WeightRole] { [] }

@@ -52,3 +52,42 @@ final class OpRegistryTests: XCTestCase {
         }
     }
 }
+
+/// The explicit attribute encoding (the bundle's graph encoding) round-trips every sample.
+final class OpCodecTests: XCTestCase {
+    func testEverySampleRoundTripsThroughJSON() throws {
+        for kind in OpKind.allCases {
+            for (node, _) in OpSamples.samples(for: kind) {
+                let attributes = node.op.attributes
+                let json = try JSONEncoder().encode(attributes)
+                let back = try JSONDecoder().decode([String: AttributeValue].self, from: json)
+                let op = try kind.decodeOp(back)
+                XCTAssertEqual(op, node.op, "\(kind): \(String(decoding: json, as: UTF8.self))")
+            }
+        }
+    }
+
+    func testMissingAndMistypedAttributesAreTypedErrors() {
+        XCTAssertThrowsError(try OpKind.conv2d.decodeOp([:])) { error in
+            guard case let GraphError.invalidAttribute(op, attribute, _, found) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(op, "conv2d"); XCTAssertEqual(attribute, "kernel"); XCTAssertEqual(found, "nothing")
+        }
+        XCTAssertThrowsError(try OpKind.softmax.decodeOp(["axis": .string("1")])) { error in
+            XCTAssertEqual("\(error)", "op 'softmax': attribute 'axis' should be an integer, found string; the file is damaged or was written by another mlconv version")
+        }
+        XCTAssertThrowsError(try OpKind.pool2d.decodeOp(["kind": .string("median"), "kernel": .ints([2, 2]), "strides": .ints([2, 2]), "padding": .string("same")])) { error in
+            XCTAssertTrue("\(error)".contains("one of \"max\", \"average\""), "\(error)")
+        }
+        XCTAssertThrowsError(try OpKind.activation.decodeOp(["function": .object(["function": .string("relu7")])]))
+    }
+
+    func testNonFiniteFloatsSurviveJSON() throws {
+        let op = Op.pad(PadAttributes(mode: .constant, pads: [[1, 1]], value: -.infinity))
+        let json = try JSONEncoder().encode(op.attributes)
+        XCTAssertEqual(try OpKind.pad.decodeOp(try JSONDecoder().decode([String: AttributeValue].self, from: json)), op)
+        let nan = Op.sequenceMask(value: .nan)
+        let back = try OpKind.sequenceMask.decodeOp(try JSONDecoder().decode([String: AttributeValue].self, from: try JSONEncoder().encode(nan.attributes)))
+        guard case let .sequenceMask(v) = back else { return XCTFail() }
+        XCTAssertTrue(v.isNaN)
+    }
+}

@@ -14,6 +14,13 @@ enum ActivationDefinition: OpDefinition {
         try a.check(node)
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .activation(a) = op else { return [:] }
+        return ["function": a.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .activation(try Activation(attribute: "function", of: a)) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         return [ins[0]]

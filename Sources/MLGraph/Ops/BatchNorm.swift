@@ -20,6 +20,15 @@ enum BatchNormDefinition: OpDefinition {
         guard a.epsilon >= 0, a.epsilon.isFinite else { throw node.fail("epsilon must be finite and ≥ 0, found \(a.epsilon)") }
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .batchNorm(a) = op else { return [:] }
+        return ["axis": .int(a.axis), "epsilon": .number(a.epsilon)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .batchNorm(BatchNormAttributes(axis: try a.int("axis"), epsilon: try a.float("epsilon")))
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .batchNorm(a) = node.op else { return [] }
         try node.expectInputs(ins, 1)

@@ -6,6 +6,13 @@ enum ConcatDefinition: OpDefinition {
     static let milOps = ["concat"]
     static let onnxOps = ["Concat"]
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .concat(axis) = op else { return [:] }
+        return ["axis": .int(axis)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .concat(axis: try a.int("axis")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .concat(axis) = node.op else { return [] }
         try node.expectInputs(ins, atLeast: 1)

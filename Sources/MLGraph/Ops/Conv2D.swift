@@ -45,5 +45,18 @@ enum Conv2DDefinition: OpDefinition {
         return [TensorType([s[0], h, w, a.outputChannels], ins[0].elementType)]
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .conv2d(a) = op else { return [:] }
+        return ["kernel": .ints(a.kernel), "strides": .ints(a.strides), "dilations": .ints(a.dilations),
+                "padding": a.padding.attributeValue, "groups": .int(a.groups), "outputChannels": .int(a.outputChannels),
+                "activation": a.activation.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .conv2d(Conv2DAttributes(kernel: try a.ints("kernel"), strides: try a.ints("strides"), dilations: try a.ints("dilations"),
+                                 padding: try PaddingMode(attribute: "padding", of: a), groups: try a.int("groups"),
+                                 outputChannels: try a.int("outputChannels"), activation: try Activation(optionalAttribute: "activation", of: a)))
+    }
+
     static var weightRoles: [WeightRole] { [WeightRole("weight"), WeightRole("bias")] }
 }

@@ -11,6 +11,13 @@ enum CropDefinition: OpDefinition {
         try node.checkAmounts(crops, "crops")
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .crop(crops) = op else { return [:] }
+        return ["crops": .intPairs(crops)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .crop(crops: try a.intPairs("crops")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .crop(crops) = node.op else { return [] }
         try node.expectInputs(ins, 1)

@@ -47,6 +47,20 @@ enum Deconv2DDefinition: OpDefinition {
         try node.checkCount(a.outputChannels, "outputChannels"); try node.checkCount(a.groups, "groups")
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .deconv2d(a) = op else { return [:] }
+        return ["kernel": .ints(a.kernel), "strides": .ints(a.strides), "dilations": .ints(a.dilations),
+                "padding": a.padding.attributeValue, "outputPadding": .ints(a.outputPadding), "groups": .int(a.groups),
+                "outputChannels": .int(a.outputChannels), "activation": a.activation.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .deconv2d(Deconv2DAttributes(kernel: try a.ints("kernel"), strides: try a.ints("strides"), dilations: try a.ints("dilations"),
+                                     padding: try PaddingMode(attribute: "padding", of: a), outputPadding: try a.ints("outputPadding"),
+                                     groups: try a.int("groups"), outputChannels: try a.int("outputChannels"),
+                                     activation: try Activation(optionalAttribute: "activation", of: a)))
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .deconv2d(a) = node.op else { return [] }
         try node.expectInputs(ins, 1); try node.expectRank(ins[0], 4, "NHWC input")

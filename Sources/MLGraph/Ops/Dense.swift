@@ -22,6 +22,15 @@ enum DenseDefinition: OpDefinition {
         try node.checkCount(a.outputChannels, "outputChannels")
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .dense(a) = op else { return [:] }
+        return ["outputChannels": .int(a.outputChannels), "activation": a.activation.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .dense(DenseAttributes(outputChannels: try a.int("outputChannels"), activation: try Activation(optionalAttribute: "activation", of: a)))
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .dense(a) = node.op else { return [] }
         try node.expectInputs(ins, 1)

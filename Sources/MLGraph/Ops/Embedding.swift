@@ -11,6 +11,13 @@ enum EmbeddingDefinition: OpDefinition {
         try node.checkCount(d, "outputChannels")
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .embedding(d) = op else { return [:] }
+        return ["outputChannels": .int(d)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .embedding(outputChannels: try a.int("outputChannels")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .embedding(d) = node.op else { return [] }
         try node.expectInputs(ins, 1); try node.expectRank(ins[0], 2, "[N, L] index input")

@@ -7,6 +7,15 @@ enum GlobalPool2DDefinition: OpDefinition {
     static let milOps: [String] = []
     static let onnxOps = ["GlobalMaxPool", "GlobalAveragePool"]
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .globalPool2d(kind, keepDims) = op else { return [:] }
+        return ["kind": .string(kind.rawValue), "keepDims": .bool(keepDims)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .globalPool2d(kind: try a.enumeration("kind", PoolKind.self), keepDims: try a.bool("keepDims"))
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .globalPool2d(_, keepDims) = node.op else { return [] }
         try node.expectInputs(ins, 1); try node.expectRank(ins[0], 4, "NHWC input")

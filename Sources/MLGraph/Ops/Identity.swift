@@ -6,6 +6,9 @@ enum IdentityDefinition: OpDefinition {
     static let milOps = ["identity"]
     static let onnxOps = ["Identity", "Dropout"]
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] { [:] }
+    static func decodeOp(from a: AttributeReader) throws -> Op { .identity }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         return [ins[0]]

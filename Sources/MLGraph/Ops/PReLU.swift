@@ -6,6 +6,9 @@ enum PReLUDefinition: OpDefinition {
     static let milOps = ["prelu"]
     static let onnxOps = ["PRelu"]
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] { [:] }
+    static func decodeOp(from a: AttributeReader) throws -> Op { .prelu }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         guard let alpha = node.weights["alpha"] else { throw node.fail("missing weight 'alpha'") }

@@ -1,4 +1,4 @@
-public enum PadMode: String, Codable, Hashable, Sendable {
+public enum PadMode: String, Codable, Hashable, Sendable, CaseIterable {
     /// Fill with `PadAttributes.value`.
     case constant
     /// Mirror without repeating the edge (TF/NumPy `reflect`): [a b c] → b | a b c | b.
@@ -25,6 +25,15 @@ enum PadDefinition: OpDefinition {
     static func checkAttributes(of node: Node) throws {
         guard case let .pad(a) = node.op else { return }
         try node.checkAmounts(a.pads, "pads")
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .pad(a) = op else { return [:] }
+        return ["mode": .string(a.mode.rawValue), "pads": .intPairs(a.pads), "value": .number(a.value)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .pad(PadAttributes(mode: try a.enumeration("mode", PadMode.self), pads: try a.intPairs("pads"), value: try a.float("value")))
     }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {

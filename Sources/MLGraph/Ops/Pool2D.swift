@@ -1,4 +1,4 @@
-public enum PoolKind: String, Codable, Hashable, Sendable { case max, average }
+public enum PoolKind: String, Codable, Hashable, Sendable, CaseIterable { case max, average }
 
 /// `Op.pool2d`. Input [N, H, W, C] → [N, Ho, Wo, C]. Average pooling excludes padded pixels
 /// (Keras/TF; Core ML avgPoolExcludePadding = true).
@@ -23,6 +23,16 @@ enum Pool2DDefinition: OpDefinition {
     static func checkAttributes(of node: Node) throws {
         guard case let .pool2d(a) = node.op else { return }
         try node.checkPair(a.kernel, "kernel"); try node.checkPair(a.strides, "strides"); try node.checkPadding(a.padding)
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .pool2d(a) = op else { return [:] }
+        return ["kind": .string(a.kind.rawValue), "kernel": .ints(a.kernel), "strides": .ints(a.strides), "padding": a.padding.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .pool2d(Pool2DAttributes(kind: try a.enumeration("kind", PoolKind.self), kernel: try a.ints("kernel"),
+                                 strides: try a.ints("strides"), padding: try PaddingMode(attribute: "padding", of: a)))
     }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {

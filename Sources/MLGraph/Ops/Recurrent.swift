@@ -1,4 +1,4 @@
-public enum RecurrentKind: String, Codable, Hashable, Sendable {
+public enum RecurrentKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// Keras SimpleRNN: h_t = activation(W·x_t + R·h_{t−1} + b). Gates: 1.
     case simpleRNN
     /// Keras LSTM, gate order i, f, c (candidate), o (Keras' own order). Gates: 4.
@@ -13,7 +13,7 @@ public enum RecurrentKind: String, Codable, Hashable, Sendable {
 }
 
 /// How a bidirectional layer combines its two directions (Keras `Bidirectional.merge_mode`).
-public enum BidirectionalMerge: String, Codable, Hashable, Sendable { case concat, sum, mul, ave }
+public enum BidirectionalMerge: String, Codable, Hashable, Sendable, CaseIterable { case concat, sum, mul, ave }
 
 /// `Op.recurrent`: a Keras recurrent layer (SimpleRNN / LSTM / GRU, optionally Bidirectional).
 ///
@@ -73,6 +73,26 @@ enum RecurrentDefinition: OpDefinition {
         guard case let .recurrent(a) = node.op else { return }
         try node.checkCount(a.units, "units")
         if a.resetAfter, a.kind != .gru { throw node.fail("resetAfter applies to GRU only") }
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .recurrent(a) = op else { return [:] }
+        return ["kind": .string(a.kind.rawValue), "units": .int(a.units), "activation": a.activation.attributeValue,
+                "recurrentActivation": a.recurrentActivation.attributeValue, "returnSequences": .bool(a.returnSequences),
+                "returnState": .bool(a.returnState), "goBackwards": .bool(a.goBackwards), "resetAfter": .bool(a.resetAfter),
+                "bidirectional": a.bidirectional.map { .string($0.rawValue) } ?? .null,
+                "initialStates": .bool(a.initialStates), "hasMask": .bool(a.hasMask)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .recurrent(RecurrentAttributes(
+            kind: try a.enumeration("kind", RecurrentKind.self), units: try a.int("units"),
+            activation: try Activation(attribute: "activation", of: a),
+            recurrentActivation: try Activation(attribute: "recurrentActivation", of: a),
+            returnSequences: try a.bool("returnSequences"), returnState: try a.bool("returnState"),
+            goBackwards: try a.bool("goBackwards"), resetAfter: try a.bool("resetAfter"),
+            bidirectional: a.has("bidirectional") ? try a.enumeration("bidirectional", BidirectionalMerge.self) : nil,
+            initialStates: try a.bool("initialStates"), hasMask: try a.bool("hasMask")))
     }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {

@@ -10,6 +10,13 @@ enum RepeatVectorDefinition: OpDefinition {
         try node.checkCount(n, "n")
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .repeatVector(n) = op else { return [:] }
+        return ["n": .int(n)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .repeatVector(n: try a.int("n")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .repeatVector(n) = node.op else { return [] }
         try node.expectInputs(ins, 1); try node.expectRank(ins[0], 2)

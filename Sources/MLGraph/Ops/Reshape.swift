@@ -17,6 +17,13 @@ enum ReshapeDefinition: OpDefinition {
         }
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .reshape(t) = op else { return [:] }
+        return ["targetShape": .ints(t)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .reshape(targetShape: try a.ints("targetShape")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .reshape(target) = node.op else { return [] }
         try node.expectInputs(ins, 1)

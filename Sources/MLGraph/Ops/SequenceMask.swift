@@ -5,6 +5,13 @@ enum SequenceMaskDefinition: OpDefinition {
     static let summary = "Keras mask of a sequence: 1 where a step differs from the mask value"
     static let milOps: [String] = []
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .sequenceMask(value) = op else { return [:] }
+        return ["value": .number(value)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .sequenceMask(value: try a.float("value")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         guard ins[0].rank >= 2 else { throw node.fail("expects rank ≥ 2 input, found \(formatShape(ins[0].shape))") }
@@ -17,6 +24,9 @@ enum ApplyMaskDefinition: OpDefinition {
     static let kind = OpKind.applyMask
     static let summary = "zeroes the masked steps of a sequence (Keras Masking's output)"
     static let milOps: [String] = []
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] { [:] }
+    static func decodeOp(from a: AttributeReader) throws -> Op { .applyMask }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 2)

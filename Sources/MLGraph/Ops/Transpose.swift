@@ -11,6 +11,13 @@ enum TransposeDefinition: OpDefinition {
         guard perm.count <= Node.maxRank else { throw node.fail("perm has \(perm.count) entries") }
     }
 
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .transpose(perm) = op else { return [:] }
+        return ["perm": .ints(perm)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .transpose(perm: try a.ints("perm")) }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .transpose(perm) = node.op else { return [] }
         try node.expectInputs(ins, 1)

@@ -1,4 +1,4 @@
-public enum UpsampleMode: String, Codable, Hashable, Sendable {
+public enum UpsampleMode: String, Codable, Hashable, Sendable, CaseIterable {
     case nearest
     /// Bilinear with half-pixel centres (TF2 `tf.image.resize`, Keras UpSampling2D).
     case bilinearHalfPixel
@@ -26,6 +26,15 @@ enum Upsample2DDefinition: OpDefinition {
     static func checkAttributes(of node: Node) throws {
         guard case let .upsample2d(a) = node.op else { return }
         try node.checkPair(a.scale, "scale")
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .upsample2d(a) = op else { return [:] }
+        return ["scale": .ints(a.scale), "mode": .string(a.mode.rawValue)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .upsample2d(Upsample2DAttributes(scale: try a.ints("scale"), mode: try a.enumeration("mode", UpsampleMode.self)))
     }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
