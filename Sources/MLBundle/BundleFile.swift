@@ -105,7 +105,7 @@ public final class BundleFile: @unchecked Sendable {
         if version.major > BundleFormat.currentVersion.major {
             throw BundleError.newerVersion(file: file, found: version, supported: BundleFormat.currentVersion)
         }
-        guard version.major == BundleFormat.currentVersion.major else {
+        guard version.major >= BundleFormat.oldestReadableMajorVersion else {
             throw BundleError.corrupted(file: file, reason: "format version \(version) does not exist (this mlconv writes \(BundleFormat.currentVersion))")
         }
         formatVersion = version
@@ -182,7 +182,7 @@ public final class BundleFile: @unchecked Sendable {
         // Model.
         do {
             graph = try BundleFile.decodeGraph(BundleFile.data(b, found[.model]!), weights: UnsafeRawBufferPointer(rebasing: b[weights]),
-                                               owner: mapping, file: file)
+                                               owner: mapping, file: file, version: version)
         } catch let BundleError.corrupted(file, reason) where version > BundleFormat.currentVersion {
             // A newer minor version may use ops, encodings or fields this build does not know.
             throw BundleError.corrupted(file: file, reason: reason + " (the file is format \(version), newer than this mlconv's \(BundleFormat.currentVersion): it may use features this mlconv does not know; upgrade mlconv)")
@@ -198,9 +198,11 @@ public final class BundleFile: @unchecked Sendable {
     /// Decodes the model section: first a light pass that checks every constant's shape, encoding
     /// and location (so `ConstantTensor` never sees out-of-range values), then the graph, whose
     /// constants borrow the weight bytes; then checks and verifies the graph.
-    static func decodeGraph(_ json: Data, weights: UnsafeRawBufferPointer, owner: AnyObject, file: String) throws -> Graph {
+    static func decodeGraph(_ json: Data, weights: UnsafeRawBufferPointer, owner: AnyObject, file: String,
+                            version: BundleFormatVersion = BundleFormat.currentVersion) throws -> Graph {
         do {
-            let probe = try BundleJSON.decoder().decode(ProbeGraph.self, from: json)
+            let probeDecoder = BundleJSON.decoder(for: version)
+            let probe = try probeDecoder.decode(ProbeGraph.self, from: json)
             for node in probe.nodes {
                 for (key, c) in node.weights ?? [:] {
                     let what = "weight '\(key)' of node '\(node.name)'"
@@ -213,7 +215,7 @@ public final class BundleFile: @unchecked Sendable {
                     }
                 }
             }
-            let decoder = BundleJSON.decoder()
+            let decoder = BundleJSON.decoder(for: version)
             decoder.userInfo[.constantUnarchiver] = WeightSectionUnarchiver(weights: weights, owner: owner, file: file)
             let graph = try decoder.decode(Graph.self, from: json)
             try graph.checkBundleLimits()
@@ -257,12 +259,7 @@ final class WeightSectionUnarchiver: ConstantUnarchiver {
 private struct ProbeGraph: Decodable {
     struct Node: Decodable {
         var name: String
-        var weights: [String: Constant]?
-    }
-    struct Constant: Decodable {
-        var shape: [Int]
-        var encoding: WeightEncoding
-        var location: WeightLocation?
+        var weights: [String: ConstantHeader]?
     }
     var nodes: [Node]
 }

@@ -14,8 +14,11 @@ public struct BundleFormatVersion: Hashable, Comparable, Sendable, CustomStringC
 
 /// Constants of the `.mlbundle` format, specified in docs/BUNDLE_FORMAT.md.
 public enum BundleFormat {
-    /// The version this build writes; it reads every file whose major version is the same.
-    public static let currentVersion = BundleFormatVersion(major: 1, minor: 0)
+    /// The version this build writes. It reads every file whose major version is this one or 1
+    /// (format 1.x files hold the legacy graph layout, `GraphEncoding.legacy`).
+    public static let currentVersion = BundleFormatVersion(major: 2, minor: 0)
+    /// Oldest major version this build reads.
+    public static let oldestReadableMajorVersion: UInt16 = 1
     /// The 8 bytes a bundle starts with: ASCII "MLBUNDLE".
     public static let magic: [UInt8] = Array("MLBUNDLE".utf8)
     /// Conventional file extension.

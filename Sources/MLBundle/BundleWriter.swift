@@ -90,6 +90,14 @@ enum BundleJSON {
         d.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return d
     }
+
+    /// A decoder for the model section of a file of `version`: format 1 files hold the legacy
+    /// graph layout, format 2 files the explicit one (`GraphEncoding`).
+    static func decoder(for version: BundleFormatVersion) -> JSONDecoder {
+        let d = decoder()
+        d.userInfo[.graphEncoding] = version.major < 2 ? GraphEncoding.legacy : GraphEncoding.explicit
+        return d
+    }
 }
 
 /// Everything that goes into the file, laid out: header, info, model, padding, weights, trailer.

@@ -24,6 +24,76 @@ public protocol ConstantUnarchiver: AnyObject {
 extension CodingUserInfoKey {
     public static let constantArchiver = CodingUserInfoKey(rawValue: "mlconv.constantArchiver")!
     public static let constantUnarchiver = CodingUserInfoKey(rawValue: "mlconv.constantUnarchiver")!
+    /// Set to `GraphEncoding.legacy` to decode the format-1.0 layout (ops and weight encodings as
+    /// Swift's synthesized enum `Codable`). Absent: the explicit layout of bundle format 2.
+    public static let graphEncoding = CodingUserInfoKey(rawValue: "mlconv.graphEncoding")!
+}
+
+/// Layouts of the graph JSON (docs/BUNDLE_FORMAT.md §5).
+public enum GraphEncoding: Sendable {
+    /// Format 1.x: each op as Swift's synthesized enum `Codable` form
+    /// (`{"conv2d": {"_0": {…}}}`), weight encodings likewise. Read only.
+    case legacy
+    /// Format 2.x: `"op": "<OpKind raw value>"` and `"attributes"` as each op's definition names
+    /// them (`OpDefinition.encodeAttributes`); weight encodings as `{"kind": …}` objects.
+    case explicit
+
+    static func of(_ userInfo: [CodingUserInfoKey: Any]) -> GraphEncoding {
+        (userInfo[.graphEncoding] as? GraphEncoding) ?? .explicit
+    }
+}
+
+extension WeightEncoding {
+    /// The explicit (format 2) form: {"kind": "float32" | "float16"} or
+    /// {"kind": "linear", "bits", "axis", "scale", "bias"} or {"kind": "lookupTable", "bits", "table"}.
+    public var attributeValue: AttributeValue {
+        switch self {
+        case .float32: return .object(["kind": .string("float32")])
+        case .float16: return .object(["kind": .string("float16")])
+        case let .linear(q):
+            return .object(["kind": .string("linear"), "bits": .int(q.bits), "axis": .int(q.axis),
+                            "scale": .list(q.scale.map { .number($0) }), "bias": .list(q.bias.map { .number($0) })])
+        case let .lookupTable(q):
+            return .object(["kind": .string("lookupTable"), "bits": .int(q.bits), "table": .list(q.table.map { .number($0) })])
+        }
+    }
+
+    /// Decodes the explicit form. - Throws: `GraphError.invalidAttribute`.
+    public init(attributeValue v: AttributeValue) throws {
+        let a = try AttributeReader(kind: .identity, values: ["encoding": v]).object("encoding")
+        switch try a.string("kind") {
+        case "float32": self = .float32
+        case "float16": self = .float16
+        case "linear":
+            self = .linear(LinearQuantization(bits: try a.int("bits"), axis: try a.int("axis"), scale: try a.floats("scale"), bias: try a.floats("bias")))
+        case "lookupTable": self = .lookupTable(LookupTableQuantization(bits: try a.int("bits"), table: try a.floats("table")))
+        case let other:
+            throw GraphError.invalidAttribute(op: "constant", attribute: "encoding", expected: "float32, float16, linear or lookupTable", found: "\"\(other)\"")
+        }
+    }
+
+    /// Decodes the encoding stored under `key` in the layout `userInfo` selects.
+    static func decode<K: CodingKey>(from c: KeyedDecodingContainer<K>, forKey key: K, userInfo: [CodingUserInfoKey: Any]) throws -> WeightEncoding {
+        switch GraphEncoding.of(userInfo) {
+        case .legacy: return try c.decode(WeightEncoding.self, forKey: key)
+        case .explicit: return try WeightEncoding(attributeValue: try c.decode(AttributeValue.self, forKey: key))
+        }
+    }
+}
+
+/// A constant as the bundle's model JSON describes it, before its bytes are attached: what a
+/// reader checks (shape, encoding, location) before building a `ConstantTensor`.
+public struct ConstantHeader: Decodable {
+    public var shape: [Int]
+    public var encoding: WeightEncoding
+    public var location: WeightLocation?
+    private enum CodingKeys: String, CodingKey { case shape, encoding, location }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        shape = try c.decode([Int].self, forKey: .shape)
+        encoding = try WeightEncoding.decode(from: c, forKey: .encoding, userInfo: decoder.userInfo)
+        location = try c.decodeIfPresent(WeightLocation.self, forKey: .location)
+    }
 }
 
 extension ConstantTensor: Codable {
@@ -32,7 +102,7 @@ extension ConstantTensor: Codable {
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(shape, forKey: .shape)
-        try c.encode(encoding, forKey: .encoding)
+        try c.encode(encoding.attributeValue, forKey: .encoding)
         if let archiver = encoder.userInfo[.constantArchiver] as? ConstantArchiver {
             try c.encode(try archiver.archive(self), forKey: .location)
         } else {
@@ -43,7 +113,7 @@ extension ConstantTensor: Codable {
     public convenience init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let shape = try c.decode([Int].self, forKey: .shape)
-        let encoding = try c.decode(WeightEncoding.self, forKey: .encoding)
+        let encoding = try WeightEncoding.decode(from: c, forKey: .encoding, userInfo: decoder.userInfo)
         let storage: ByteStorage
         if let loc = try c.decodeIfPresent(WeightLocation.self, forKey: .location) {
             guard let unarchiver = decoder.userInfo[.constantUnarchiver] as? ConstantUnarchiver else {
@@ -59,17 +129,31 @@ extension ConstantTensor: Codable {
 }
 
 extension Node: Codable {
-    private enum CodingKeys: String, CodingKey { case name, op, inputs, outputs, weights }
+    private enum CodingKeys: String, CodingKey { case name, op, attributes, inputs, outputs, weights }
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(name: try c.decode(String.self, forKey: .name), op: try c.decode(Op.self, forKey: .op),
+        let op: Op
+        switch GraphEncoding.of(decoder.userInfo) {
+        case .legacy:
+            op = try c.decode(Op.self, forKey: .op)
+        case .explicit:
+            let name = try c.decode(String.self, forKey: .op)
+            guard let kind = OpKind(rawValue: name) else {
+                throw GraphError.invalidAttribute(op: name, attribute: "op", expected: "an op this mlconv knows (mlconv ops)",
+                                                  found: "\"\(name)\"")
+            }
+            op = try kind.decodeOp(try c.decodeIfPresent([String: AttributeValue].self, forKey: .attributes) ?? [:])
+        }
+        self.init(name: try c.decode(String.self, forKey: .name), op: op,
                   inputs: try c.decode([String].self, forKey: .inputs), outputs: try c.decode([String].self, forKey: .outputs),
                   weights: try c.decodeIfPresent([String: ConstantTensor].self, forKey: .weights) ?? [:])
     }
+    /// Writes the explicit layout (bundle format 2).
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
-        try c.encode(op, forKey: .op)
+        try c.encode(op.kind.rawValue, forKey: .op)
+        try c.encode(op.attributes, forKey: .attributes)
         try c.encode(inputs, forKey: .inputs)
         try c.encode(outputs, forKey: .outputs)
         if !weights.isEmpty {

@@ -143,8 +143,8 @@ extension AttributeValue {
 }
 
 /// JSON form of attribute values (the `.mlbundle` model section, `Fixtures/ops/*/case.json`):
-/// integers and floats are JSON numbers (a float is written as the double nearest to it, which
-/// reads back exactly), booleans, strings, arrays, objects and null as themselves. Reading tries
+/// integers and floats are JSON numbers (a float as its shortest decimal form that reads back to
+/// the same float32), booleans, strings, arrays, objects and null as themselves. Reading tries
 /// boolean, integer, number, string, array, object in that order, so `2` reads as `.int(2)` and
 /// `2.5` as `.float(2.5)`; `AttributeReader.float` accepts both.
 extension AttributeValue: Codable {
@@ -152,7 +152,11 @@ extension AttributeValue: Codable {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null; return }
         if let b = try? c.decode(Bool.self) { self = .bool(b); return }
-        if let i = try? c.decode(Int.self) { self = .int(i); return }
+        if let i = try? c.decode(Int.self) {
+            // "-0" reads as the integer 0; keep the float's sign (weights' scales and biases).
+            if i == 0, let d = try? c.decode(Double.self), d.sign == .minus { self = .float(-0.0); return }
+            self = .int(i); return
+        }
         if let d = try? c.decode(Double.self) {
             guard let f = Float(exactly: d) ?? (abs(d) <= Double(Float.greatestFiniteMagnitude) ? Float(d) : nil) else {
                 throw DecodingError.dataCorruptedError(in: c, debugDescription: "number \(d) is outside the float32 range")
@@ -170,7 +174,7 @@ extension AttributeValue: Codable {
         switch self {
         case let .int(v): try c.encode(v)
         case let .float(v):
-            if v.isFinite { try c.encode(Double(v)) } else { try c.encode(AttributeValue.number(v)) }
+            if v.isFinite { try c.encode(v) } else { try c.encode(AttributeValue.number(v)) }
         case let .string(v): try c.encode(v)
         case let .bool(v): try c.encode(v)
         case let .list(v): try c.encode(v)

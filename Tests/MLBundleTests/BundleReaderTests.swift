@@ -54,11 +54,11 @@ final class BundleReaderTests: XCTestCase {
 
     func testNewerMajorVersionIsRefusedWithUpgradeAdvice() {
         var b = bytes
-        b[8] = 2  // major 2
+        b[8] = 3  // major 3
         for verify in [true, false] {
             expectBundleError(b, in: dir, verifyChecksum: verify) { e in
                 guard case let .newerVersion(_, found, supported) = e else { return false }
-                return found == BundleFormatVersion(major: 2, minor: 0) && supported == BundleFormat.currentVersion
+                return found == BundleFormatVersion(major: 3, minor: 0) && supported == BundleFormat.currentVersion
                     && "\(e)".contains("upgrade mlconv") && "\(e)".contains("re-create the bundle")
             }
         }
@@ -66,21 +66,22 @@ final class BundleReaderTests: XCTestCase {
 
     func testNewerMinorVersionIsRead() throws {
         var b = bytes
-        b[10] = 7  // 1.7
+        b[10] = 7  // 2.7
         let bundle = try load(resealed(b), in: dir).get()
-        XCTAssertEqual(bundle.formatVersion, BundleFormatVersion(major: 1, minor: 7))
+        XCTAssertEqual(bundle.formatVersion, BundleFormatVersion(major: 2, minor: 7))
         assertGraphsEqual(bundle.graph, try makeTestGraph())
     }
 
     func testUnknownOpInANewerMinorVersionSuggestsUpgrading() {
         let l = Layout(bytes)
         let model = String(decoding: bytes[l.model], as: UTF8.self)
-            .replacingOccurrences(of: "{\"softmax\":{\"axis\":1}}", with: "{\"sparsemax\":{\"axis\":1}}")
+            .replacingOccurrences(of: "\"op\":\"softmax\"", with: "\"op\":\"sparsemax\"")
+        XCTAssertTrue(model.contains("sparsemax"))
         let b = assembleBundle(info: Array(bytes[l.info]), model: Array(model.utf8), weights: Array(bytes[l.weights]),
-                               version: BundleFormatVersion(major: 1, minor: 4))
+                               version: BundleFormatVersion(major: 2, minor: 4))
         expectBundleError(b, in: dir) { e in
             guard case let .corrupted(_, reason) = e else { return false }
-            return reason.contains("model section") && reason.contains("format 1.4") && reason.contains("upgrade mlconv")
+            return reason.contains("model section") && reason.contains("format 2.4") && reason.contains("upgrade mlconv") && reason.contains("sparsemax")
         }
     }
 
@@ -93,7 +94,7 @@ final class BundleReaderTests: XCTestCase {
     func testUnknownSectionsAndOptionalFlagsAreIgnored() throws {
         let l = Layout(bytes)
         var b = assembleBundle(info: Array(bytes[l.info]), model: Array(bytes[l.model]), weights: Array(bytes[l.weights]),
-                               version: BundleFormatVersion(major: 1, minor: 3),
+                               version: BundleFormatVersion(major: 2, minor: 3),
                                extraSections: [(kind: 99, bytes: Array("future stuff".utf8))])
         b[14] = 0x01  // flag bit 16: optional
         let bundle = try load(resealed(b), in: dir).get()

@@ -75,7 +75,7 @@ final class BundleRoundTripTests: XCTestCase {
         let bytes = try BundleWriter.serialize(graph, producer: "mlconv test", source: "keras:model.h5")
         XCTAssertEqual(Array(bytes[0..<8]), Array("MLBUNDLE".utf8))
         bytes.withUnsafeBytes { b in
-            XCTAssertEqual(b.readLE(8, as: UInt16.self), 1)
+            XCTAssertEqual(b.readLE(8, as: UInt16.self), 2)
             XCTAssertEqual(b.readLE(10, as: UInt16.self), 0)
             XCTAssertEqual(b.readLE(12, as: UInt32.self), 0)
             XCTAssertEqual(b.readLE(16, as: UInt64.self), UInt64(bytes.count))

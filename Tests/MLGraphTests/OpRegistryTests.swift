@@ -1,3 +1,4 @@
+import Foundation
 import MLGraph
 import TestSupport
 import XCTest
@@ -89,5 +90,16 @@ final class OpCodecTests: XCTestCase {
         let back = try OpKind.sequenceMask.decodeOp(try JSONDecoder().decode([String: AttributeValue].self, from: try JSONEncoder().encode(nan.attributes)))
         guard case let .sequenceMask(v) = back else { return XCTFail() }
         XCTAssertTrue(v.isNaN)
+    }
+}
+
+extension OpCodecTests {
+    /// Regression: "-0" in the JSON read back as the integer 0, so a rewritten bundle differed.
+    func testNegativeZeroKeepsItsSign() throws {
+        let v = try JSONDecoder().decode(AttributeValue.self, from: Data("-0".utf8))
+        guard case let .float(f) = v else { return XCTFail("\(v)") }
+        XCTAssertEqual(f.sign, .minus)
+        XCTAssertEqual(try JSONDecoder().decode(AttributeValue.self, from: Data("0".utf8)), .int(0))
+        XCTAssertEqual(try JSONDecoder().decode(AttributeValue.self, from: Data("9007199254740993".utf8)), .int(9007199254740993))
     }
 }
