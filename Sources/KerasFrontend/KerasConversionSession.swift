@@ -445,6 +445,18 @@ final class KerasConversionSession {
             return outputNames
         }
         let qualified = (scope + [layer.name]).joined(separator: "/")
+        if !fromHook, let converter {
+            // A converter's nodes stay within the op kinds it declares (`mlconv ops` lists them).
+            var allowed = converter.ops
+            if let inner = BidirectionalConverter.inner(layer.config), let c = KerasLayerRegistry.converter(for: inner.className) {
+                allowed.formUnion(c.ops)
+            }
+            if let stray = produced.first(where: { !allowed.contains($0.op.kind) }) {
+                throw KerasConversionError.invalidGraph(
+                    file: fileName, layer: qualified, className: layer.className,
+                    message: "internal error: the \(layer.className) converter produced a '\(stray.op.kind.rawValue)' node ('\(stray.name)'), which its `ops` (\(allowed.map(\.rawValue).sorted().joined(separator: ", "))) does not list; please report it")
+            }
+        }
         /// A hook's outputs must have the shapes Keras recorded (when recorded).
         func checkRecorded(_ produced: [TensorType]) throws {
             guard fromHook else { return }

@@ -5,6 +5,10 @@ import MLGraph
 public protocol KerasLayerConverter {
     /// The Keras class names handled (each may appear in only one converter of the registry).
     var classNames: [String] { get }
+    /// The IR op kinds this converter's nodes may have, whatever the layer's config (listed by
+    /// `mlconv ops`; the conversion session checks every layer's nodes against it). Wrappers
+    /// (TimeDistributed, Bidirectional) list their own; the wrapped layer's converter adds its.
+    var ops: Set<OpKind> { get }
     /// The Keras variables the layer stores for this config, in Keras' order (e.g. Conv2D:
     /// ["kernel", "bias"], BatchNormalization with scale=False: ["beta", "moving_mean",
     /// "moving_variance"]); [] for layers without weights. Used to match stored weights (by name,

@@ -41,6 +41,9 @@ public final class BundleFile: @unchecked Sendable {
     public let producer: String
     /// What the model was compiled from, e.g. "keras:model.h5" ("" when not recorded).
     public let source: String
+    /// Inference passes the writer disabled (`mlconv keras/compile --disable-pass`), which
+    /// loaders should keep disabled (`Model.Configuration.disabledPasses`); empty when none.
+    public let disabledPasses: Set<String>
     /// The file's size in bytes.
     public let fileSize: Int
     /// The XXH64 checksum stored in the file's trailer.
@@ -178,6 +181,7 @@ public final class BundleFile: @unchecked Sendable {
         }
         producer = info.producer
         source = info.source
+        disabledPasses = Set(info.disabledPasses ?? [])
 
         // Model.
         do {

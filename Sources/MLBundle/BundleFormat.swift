@@ -67,6 +67,9 @@ struct BundleInfo: Codable, Equatable {
     var producer: String
     /// What the model was compiled from, e.g. "keras:model.h5" ("" when unknown).
     var source: String
+    /// Inference passes (`PassPipeline.inference`) the writer was told not to run, sorted; absent
+    /// (nil) when none, so bundles without disabled passes keep their bytes.
+    var disabledPasses: [String]? = nil
 }
 
 struct SectionEntry: Equatable {

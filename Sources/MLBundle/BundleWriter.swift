@@ -19,15 +19,19 @@ public enum BundleWriter {
     /// - Parameters:
     ///   - producer: the writing tool and its version, e.g. "mlconv 0.1.0".
     ///   - source: what the model was compiled from, e.g. "keras:model.h5" (may be empty).
+    ///   - disabledPasses: inference passes that were disabled when the graph was written
+    ///     (`mlconv keras/compile --disable-pass`), recorded so that loading the bundle does not
+    ///     run them either (`BundleFile.disabledPasses`). Not checked against any pipeline here.
     /// - Throws: `BundleError.invalidGraph` (the graph does not verify, or has no recorded type
     ///   for some tensor), `BundleError.writeFailed`.
-    public static func write(_ graph: Graph, to url: URL, producer: String, source: String = "") throws {
-        try write(graph, to: url, producer: producer, source: source, faultInjection: nil)
+    public static func write(_ graph: Graph, to url: URL, producer: String, source: String = "",
+                             disabledPasses: Set<String> = []) throws {
+        try write(graph, to: url, producer: producer, source: source, disabledPasses: disabledPasses, faultInjection: nil)
     }
 
     /// `faultInjection` (tests only) is called with the number of bytes written so far after each
     /// write to the temporary file; throwing from it simulates an I/O failure.
-    static func write(_ graph: Graph, to url: URL, producer: String, source: String,
+    static func write(_ graph: Graph, to url: URL, producer: String, source: String, disabledPasses: Set<String> = [],
                       faultInjection: ((Int) throws -> Void)?) throws {
         let file = url.path
         do {
@@ -36,7 +40,8 @@ public enum BundleWriter {
         } catch let e as GraphError {
             throw BundleError.invalidGraph(file: file, underlying: e)
         }
-        let contents = try BundleContents(graph: graph, producer: producer, source: source, file: file)
+        let contents = try BundleContents(graph: graph, producer: producer, source: source,
+                                          disabledPasses: disabledPasses, file: file)
         try writeAtomically(to: url) { sink in
             sink.faultInjection = faultInjection
             try contents.write(to: &sink)
@@ -109,13 +114,14 @@ struct BundleContents {
     let weights: [(tensor: ConstantTensor, offset: Int)]
     let weightSize: Int
 
-    init(graph: Graph, producer: String, source: String, file: String) throws {
+    init(graph: Graph, producer: String, source: String, disabledPasses: Set<String> = [], file: String) throws {
         let archiver = WeightSectionArchiver()
         let encoder = BundleJSON.encoder()
         encoder.userInfo[.constantArchiver] = archiver
         do {
             model = Array(try encoder.encode(graph))
-            info = Array(try BundleJSON.encoder().encode(BundleInfo(producer: producer, source: source)))
+            info = Array(try BundleJSON.encoder().encode(BundleInfo(producer: producer, source: source,
+                                                                      disabledPasses: disabledPasses.isEmpty ? nil : disabledPasses.sorted())))
         } catch {
             throw BundleError.writeFailed(file: file, reason: "cannot encode the graph as JSON: \(error)")
         }

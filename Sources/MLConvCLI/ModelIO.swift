@@ -39,14 +39,24 @@ enum ModelFileKind {
 /// - Throws: the format's typed error (`KerasConversionError`, `BundleError`, `CoreMLFormatError`,
 ///   `CoreMLImportError`).
 func loadGraph(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init()) throws -> Graph {
+    try loadGraphAndDisabledPasses(url, architectureJSON: architectureJSON, kerasOptions: kerasOptions).graph
+}
+
+/// `loadGraph`, plus the inference passes a bundle records as disabled (`BundleFile.disabledPasses`;
+/// empty for other formats), which whoever runs or rewrites the graph should keep disabled.
+func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init())
+    throws -> (graph: Graph, disabledPasses: Set<String>)
+{
     switch try ModelFileKind.detect(url) {
     case .keras:
-        return try KerasConverter(options: kerasOptions).convert(modelAt: url, architectureJSON: architectureJSON)
+        return (try KerasConverter(options: kerasOptions).convert(modelAt: url, architectureJSON: architectureJSON), [])
     case .bundle:
-        return try BundleFile(contentsOf: url).graph
+        let b = try BundleFile(contentsOf: url)
+        // A name this mlconv's pipeline does not have (a later version's pass) is not run anyway.
+        return (b.graph, b.disabledPasses.intersection(PassPipeline.inference.names))
     case .coreML:
         let spec = try Spec.Model.load(contentsOf: url.path)
-        return try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent)
+        return (try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent), [])
     }
 }
 

@@ -9,6 +9,12 @@ public enum GraphError: Error, CustomStringConvertible, Equatable {
     case invalidConstant(String)
     /// An op's stored attribute is missing or has the wrong type (decoding a graph).
     case invalidAttribute(op: String, attribute: String, expected: String, found: String)
+    /// A graph pass left a graph that does not verify (a bug in the pass).
+    case passProducedInvalidGraph(pass: String, message: String)
+    /// A pass name (e.g. from `--disable-pass`) that the pipeline does not have.
+    case unknownPass(name: String, known: [String])
+    /// Two passes of one `PassPipeline` share a name.
+    case duplicatePassName(String)
 
     public var description: String {
         switch self {
@@ -17,6 +23,12 @@ public enum GraphError: Error, CustomStringConvertible, Equatable {
         case let .invalidConstant(m): return "invalid constant: \(m)"
         case let .invalidAttribute(op, attribute, expected, found):
             return "op '\(op)': attribute '\(attribute)' should be \(expected), found \(found); the file is damaged or was written by another mlconv version"
+        case let .passProducedInvalidGraph(pass, m):
+            return "graph pass '\(pass)' produced an invalid graph: \(m). This is a bug in the pass: disable it with --disable-pass \(pass) (Model.Configuration.disabledPasses in code) and report it with the model"
+        case let .unknownPass(name, known):
+            return "unknown graph pass '\(name)'; the known passes are: \(known.joined(separator: ", "))"
+        case let .duplicatePassName(name):
+            return "two passes of the pipeline are named '\(name)'; give each pass a unique name"
         }
     }
 }

@@ -45,10 +45,28 @@ public struct WeightQuantizer: Sendable {
     /// - Returns: the graph with new weight tensors, and the report.
     /// - Throws: `QuantizationError.fp16Overflow` (fp16 without `clampFP16`) or
     ///   `.nonFiniteWeight` (linear, k-means), naming the node and weight; nothing is returned then.
+    ///   `GraphError` when batch norms were folded and the graph then does not verify (the input
+    ///   graph is expected to verify).
     public func quantize(_ original: Graph, progress: ((Int, Int) -> Void)? = nil) throws -> (Graph, QuantizationReport) {
-        // 0. Batch norms whose parameters will be compressed get their statistics folded first.
+        let (graph, report, _) = try run(original, progress: progress)
+        return (graph, report)
+    }
+
+    /// `quantize(_:progress:)`, also saying whether the graph changed (a weight compressed or a
+    /// batch norm folded); the weight passes' `apply`.
+    func run(_ original: Graph, progress: ((Int, Int) -> Void)? = nil) throws -> (Graph, QuantizationReport, Bool) {
+        // 0. Batch norms whose parameters will be compressed get their statistics folded first
+        //    (the `fold_batchnorm_statistics` pass, verified by the pipeline when it folds).
         var notes: [String] = []
-        let graph = foldingBatchNormStatistics(original, notes: &notes)
+        var graph = original
+        let fold = FoldBatchNormStatistics(options: options)
+        let folded = try PassPipeline([fold]).run(on: &graph).isEmpty == false
+        if folded {
+            notes.append(FoldBatchNormStatistics.note(folded: fold.lastFoldedCount))
+            // Folding changes no type: keep the caller's tensor types exactly as they were (the
+            // pipeline re-inferred them).
+            graph.tensorTypes = original.tensorTypes
+        }
         // 1. Plan: which (node, role) pairs to compress.
         var plan: [(node: Int, role: String)] = []
         var skipped: [QuantizationReport.Skipped] = []
@@ -115,37 +133,7 @@ public struct WeightQuantizer: Sendable {
         func total(_ g: Graph) -> Int { g.nodes.reduce(0) { $0 + $1.weights.values.reduce(0) { $0 + storedByteCount(of: $1) } } }
         let report = QuantizationReport(mode: mode, entries: entries, skipped: skipped, notes: notes,
                                         totalBytesBefore: total(graph), totalBytesAfter: total(out))
-        return (out, report)
-    }
-
-    /// Rewrites each batchNorm whose four statistics are all selected for compression into the
-    /// equivalent gamma' = gamma/√(variance+ε), beta' = beta − gamma'·mean, mean 0, variance 1 − ε
-    /// (so √(variance'+ε) = 1), as coremltools' Keras converter folds batch norms. Exact in float32
-    /// up to rounding, and it keeps large statistics (a moving variance of 1.4·10⁵ in the real
-    /// style-transfer network) inside the fp16 range and off the look-up tables.
-    func foldingBatchNormStatistics(_ graph: Graph, notes: inout [String]) -> Graph {
-        var g = graph
-        var folded = 0
-        for (i, node) in graph.nodes.enumerated() {
-            guard case let .batchNorm(a) = node.op, let mean = node.weights["mean"], let variance = node.weights["variance"],
-                  ["gamma", "beta", "mean", "variance"].allSatisfy({ node.weights[$0] == nil || options.selection(node: node, role: $0) == nil })
-            else { continue }
-            let m = mean.floats(), v = variance.floats()
-            let gamma = node.weights["gamma"]?.floats() ?? [Float](repeating: 1, count: m.count)
-            let beta = node.weights["beta"]?.floats() ?? [Float](repeating: 0, count: m.count)
-            guard (v.allSatisfy { $0 + a.epsilon > 0 }) else { continue }
-            let scale = (0..<m.count).map { gamma[$0] / (v[$0] + a.epsilon).squareRoot() }
-            let shift = (0..<m.count).map { beta[$0] - scale[$0] * m[$0] }
-            let c = [m.count]
-            g.nodes[i].weights = ["gamma": ConstantTensor(shape: c, floats: scale), "beta": ConstantTensor(shape: c, floats: shift),
-                                  "mean": ConstantTensor(shape: c, floats: [Float](repeating: 0, count: m.count)),
-                                  "variance": ConstantTensor(shape: c, floats: [Float](repeating: 1 - a.epsilon, count: m.count))]
-            folded += 1
-        }
-        if folded > 0 {
-            notes.append("\(folded) batch norm(s): statistics folded into scale and shift (mean 0, variance 1 − ε) before compressing, as coremltools does")
-        }
-        return g
+        return (out, report, folded || !entries.isEmpty)
     }
 
     /// Bytes of `t` once compressed in this mode, codes plus parameters (nil for fp16, which

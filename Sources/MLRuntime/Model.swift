@@ -22,8 +22,12 @@ public final class Model: @unchecked Sendable {
         /// calling thread for the duration of each run. Reference kernels are single-threaded.
         public var threadCount: Int
         /// Use only the reference kernels (the plain-Swift oracle), never oneDNN, and run the
-        /// graph exactly as given (no inference rewrites such as pad→conv fusion).
+        /// graph exactly as given (no inference rewrites: `PassPipeline.inference` is skipped).
         public var referenceOnly: Bool
+        /// Names of `PassPipeline.inference` passes not to run at load (e.g.
+        /// "fuse_pad_into_conv"; `mlconv predict --disable-pass`). Default: none. A name that is
+        /// not in the pipeline makes `init` throw `GraphError.unknownPass`.
+        public var disabledPasses: Set<String>
         /// How many idle arenas the model keeps for reuse (each about
         /// `MemoryPlan.arenaByteCount` plus input/output bytes); concurrent predictions beyond it
         /// allocate temporary ones. Default 4.
@@ -31,9 +35,9 @@ public final class Model: @unchecked Sendable {
 
         /// Options with the defaults documented on each property.
         public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, referenceOnly: Bool = false,
-                    maximumPooledArenas: Int = 4) {
+                    maximumPooledArenas: Int = 4, disabledPasses: Set<String> = []) {
             self.threadCount = threadCount; self.referenceOnly = referenceOnly
-            self.maximumPooledArenas = maximumPooledArenas
+            self.maximumPooledArenas = maximumPooledArenas; self.disabledPasses = disabledPasses
         }
     }
 
@@ -88,15 +92,24 @@ public final class Model: @unchecked Sendable {
     private let inputIndex: [String: Int]
     private let pool: ArenaPool
 
-    /// Loads `graph`.
-    /// - Throws: `GraphError` when the graph does not verify; `RuntimeError.missingCustomLayer`
+    /// Loads `graph`: verifies it, runs the inference rewrites (`PassPipeline.inference` minus
+    /// `configuration.disabledPasses`; none with `referenceOnly`), and prepares the kernels.
+    /// Graphs already rewritten by `mlconv keras` / `mlconv compile` are unchanged by the rewrites
+    /// (they are idempotent); older bundles get them here.
+    /// - Throws: `GraphError` when the graph does not verify, `.unknownPass` for a disabled name
+    ///   that is not an inference pass, `.passProducedInvalidGraph` naming a pass whose result
+    ///   does not verify; `RuntimeError.missingCustomLayer`
     ///   naming the class and every layer using it when a custom class is not registered in
     ///   `CustomLayerRegistry`; `RuntimeError.customLayerFailure`, `.unsupportedOp` or
     ///   `.kernelFailure` naming the node when a kernel cannot be prepared.
     public init(graph: Graph, configuration: Configuration = Configuration()) throws {
         try graph.verify()
+        try PassPipeline.inference.validate(disabling: configuration.disabledPasses)
+        var typed = graph
         // Inference rewrites (the reference-only oracle runs the graph exactly as given).
-        var typed = configuration.referenceOnly ? graph : graph.fusingZeroPaddingIntoConvolutions()
+        if !configuration.referenceOnly {
+            try PassPipeline.inference.run(on: &typed, disabling: configuration.disabledPasses)
+        }
         try typed.inferShapes()
         self.graph = typed
         self.configuration = configuration

@@ -7,6 +7,7 @@ private func activationNode(_ ctx: KerasLayerContext, _ a: Activation) -> [Node]
 
 /// `Activation(name)`: an activation node; softmax → softmax node on the last axis; linear → identity.
 struct ActivationLayerConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation, .softmax] }
     var classNames: [String] { ["Activation"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         switch try ctx.kerasActivation(ctx.value("activation")) {
@@ -20,6 +21,7 @@ struct ActivationLayerConverter: KerasLayerConverter {
 
 /// `ReLU(max_value, negative_slope, threshold)`: relu, or clippedReLU for the general form.
 struct ReLUConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation] }
     var classNames: [String] { ["ReLU"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let maxValue = try ctx.optionalFloat("max_value")
@@ -32,6 +34,7 @@ struct ReLUConverter: KerasLayerConverter {
 
 /// `LeakyReLU`: `alpha` (Keras 2, default 0.3) or `negative_slope` (Keras 3, default 0.3).
 struct LeakyReLUConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation] }
     var classNames: [String] { ["LeakyReLU"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let alpha = try ctx.optionalFloat("negative_slope") ?? ctx.optionalFloat("alpha") ?? 0.3
@@ -41,6 +44,7 @@ struct LeakyReLUConverter: KerasLayerConverter {
 
 /// `ELU(alpha)` (default 1).
 struct ELUConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation] }
     var classNames: [String] { ["ELU"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         activationNode(ctx, .elu(alpha: try ctx.float("alpha", default: 1)))
@@ -49,6 +53,7 @@ struct ELUConverter: KerasLayerConverter {
 
 /// `ThresholdedReLU(theta)` (default 1).
 struct ThresholdedReLUConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation] }
     var classNames: [String] { ["ThresholdedReLU"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         activationNode(ctx, .thresholdedReLU(theta: try ctx.float("theta", default: 1)))
@@ -57,6 +62,7 @@ struct ThresholdedReLUConverter: KerasLayerConverter {
 
 /// `Softmax(axis)` (default −1) → softmax node on the normalized axis.
 struct SoftmaxConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.softmax] }
     var classNames: [String] { ["Softmax"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let raw = try ctx.int("axis", default: -1)
@@ -67,6 +73,7 @@ struct SoftmaxConverter: KerasLayerConverter {
 
 /// `PReLU`: weight `alpha` with the input's shape without batch, 1 on `shared_axes` (1-based).
 struct PReLUConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.prelu] }
     var classNames: [String] { ["PReLU"] }
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { ["alpha"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {

@@ -54,6 +54,7 @@ enum Lowering1D {
 /// convolution (Keras pads the input on the left by that amount). Softmax activation: a separate
 /// softmax node on the last axis.
 struct Conv1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.conv2d, .reshape, .transpose, .pad, .activation, .softmax] }
     var classNames: [String] { ["Conv1D"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {

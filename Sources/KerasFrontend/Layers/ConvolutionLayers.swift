@@ -21,6 +21,7 @@ func requireRank(_ ctx: KerasLayerContext, _ rank: Int, _ what: String = "NHWC")
 /// files, see `KerasLayerContext.kernelsNeedSpatialFlip`), fused activation (softmax as a
 /// separate node).
 struct Conv2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.conv2d, .activation, .softmax] }
     var classNames: [String] { ["Conv2D"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {
@@ -57,6 +58,7 @@ struct Conv2DConverter: KerasLayerConverter {
 
 /// `DepthwiseConv2D`: → conv2d with groups = Cin, Cout = Cin·depth_multiplier.
 struct DepthwiseConv2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.conv2d, .activation, .softmax] }
     var classNames: [String] { ["DepthwiseConv2D"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {
@@ -90,6 +92,7 @@ struct DepthwiseConv2DConverter: KerasLayerConverter {
 /// `SeparableConv2D`: → a depthwise conv2d `<name>__depthwise` (groups = Cin, no bias, the
 /// layer's strides/padding/dilation) then a 1×1 conv2d `<name>` with the bias and activation.
 struct SeparableConv2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.conv2d, .activation, .softmax] }
     var classNames: [String] { ["SeparableConv2D"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {
@@ -133,6 +136,7 @@ struct SeparableConv2DConverter: KerasLayerConverter {
 /// `conv2d_transpose` with Keras' `deconv_output_length` (padding, strides, output_padding,
 /// dilation), expressed with the IR's same / valid / explicit-crop + output padding.
 struct Conv2DTransposeConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.deconv2d, .activation, .softmax] }
     var classNames: [String] { ["Conv2DTranspose"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {

@@ -3,12 +3,14 @@ import MLGraph
 /// `InputLayer`: model inputs become graph inputs (handled by the converter itself); an
 /// InputLayer inside a nested model is an identity on the tensor the nested model is called with.
 struct InputLayerConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [] }
     var classNames: [String] { ["InputLayer"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] { [] }
 }
 
 /// `Dense` on an input of any rank ≥ 2 (applied to the last axis): kernel (Cin, Cout) → [Cout, Cin].
 struct DenseConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.dense, .activation, .softmax] }
     var classNames: [String] { ["Dense"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {
@@ -38,6 +40,7 @@ struct DenseConverter: KerasLayerConverter {
 /// Layers that are the identity at inference (Dropout and noise layers): no node, the output is
 /// the input.
 struct IdentityLayerConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.identity] }
     var classNames: [String] {
         ["Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout",
          "AlphaDropout", "ActivityRegularization"]
@@ -48,6 +51,7 @@ struct IdentityLayerConverter: KerasLayerConverter {
 /// `Rescaling(scale, offset)`: y = scale·x + offset → activation linear(scale, offset); per-channel
 /// (list) values → a batchNorm on the last axis with mean 0, variance 1, epsilon 0.
 struct RescalingConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.activation, .batchNorm] }
     var classNames: [String] { ["Rescaling"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {

@@ -8,6 +8,7 @@ import MLGraph
 /// `Masking.swift` for the propagation rules). Indices of rank ≠ 2 and LoRA-adapted embeddings
 /// are rejected.
 struct EmbeddingConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.embedding] }
     var classNames: [String] { ["Embedding"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { ["embeddings"] }

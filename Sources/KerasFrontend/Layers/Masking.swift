@@ -175,6 +175,7 @@ enum KerasMaskRule {
 /// of `Masking.swift`): converts with the wrapped converter (explicit Keras 3 mask operands
 /// removed from the inputs) and records the output's mask.
 struct MaskPropagating: KerasLayerConverter {
+    var ops: Set<OpKind> { base.ops.union([.sequenceMask, .elementwise, .applyMask]) }
     /// The wrapped converter.
     let base: any KerasLayerConverter
     /// What a masked input does.
@@ -275,6 +276,7 @@ extension KerasLayerContext {
 /// the top of this file). Inputs of another rank are rejected (Keras would mask along every axis
 /// but the last, which no recurrent layer reads).
 struct MaskingConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.applyMask, .sequenceMask] }
     var classNames: [String] { ["Masking"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
@@ -301,6 +303,7 @@ struct MaskingConverter: KerasLayerConverter {
 /// * `Any(axis=-1)` on [N, T, C] → `.sequenceMask(value: 0)` (any element of the step non-zero).
 /// Other forms (two tensors compared, other axes, keepdims) are rejected.
 struct KerasMaskOpConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.reshape, .sequenceMask] }
     var classNames: [String] { ["NotEqual", "Any"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {

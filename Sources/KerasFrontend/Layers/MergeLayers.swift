@@ -2,6 +2,7 @@ import MLGraph
 
 /// `Add`, `Subtract`, `Multiply`, `Average`, `Maximum`, `Minimum` → elementwise.
 struct MergeConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.elementwise] }
     var classNames: [String] { ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let kind: ElementwiseKind
@@ -20,6 +21,7 @@ struct MergeConverter: KerasLayerConverter {
 
 /// `Concatenate(axis)` (default −1, negative counted from the input rank) → concat.
 struct ConcatenateConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.concat] }
     var classNames: [String] { ["Concatenate"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let axis = try ctx.axis(try ctx.int("axis", default: -1), rank: ctx.inputShape.count)

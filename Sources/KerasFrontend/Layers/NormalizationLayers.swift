@@ -3,6 +3,7 @@ import MLGraph
 /// `BatchNormalization` (inference): batchNorm on the normalized `axis` (int, negative, or a
 /// one-element list), `epsilon`; gamma/beta absent when `scale`/`center` are False.
 struct BatchNormalizationConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.batchNorm] }
     var classNames: [String] { ["BatchNormalization"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {

@@ -11,6 +11,7 @@ func beforeAfter(_ ctx: KerasLayerContext, _ key: String, default def: Int) thro
 
 /// `ZeroPadding1D(padding)` on [N, W, C] → pad (constant 0) on the steps axis.
 struct ZeroPadding1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.pad] }
     var classNames: [String] { ["ZeroPadding1D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try Lowering1D.requireSequence(ctx)
@@ -23,6 +24,7 @@ struct ZeroPadding1DConverter: KerasLayerConverter {
 
 /// `Cropping1D(cropping)` on [N, W, C] → crop on the steps axis.
 struct Cropping1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.crop] }
     var classNames: [String] { ["Cropping1D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try Lowering1D.requireSequence(ctx)
@@ -35,6 +37,7 @@ struct Cropping1DConverter: KerasLayerConverter {
 /// `UpSampling1D(size)` on [N, W, C] (each step repeated `size` times) → reshape [N, W, 1, C]
 /// (`<name>__as_2d`) → upsample2d `<name>` nearest with scale [size, 1] → reshape [N, W·size, C].
 struct UpSampling1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.reshape, .upsample2d] }
     var classNames: [String] { ["UpSampling1D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try Lowering1D.requireSequence(ctx)

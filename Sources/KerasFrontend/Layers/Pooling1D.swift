@@ -5,6 +5,7 @@ import MLGraph
 /// [N, 1, W, C] → pool2d `<name>` with window [1, pool_size] → reshape [N, W', C]. Average
 /// pooling excludes padding (as Keras). The output carries no mask (Keras drops masks here).
 struct Pooling1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.pool2d, .reshape] }
     var classNames: [String] { ["MaxPooling1D", "AveragePooling1D", "MaxPool1D", "AvgPool1D"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
@@ -29,6 +30,7 @@ struct Pooling1DConverter: KerasLayerConverter {
 /// A masked input of GlobalAveragePooling1D is rejected: Keras then averages over the unmasked
 /// steps only, a division the IR has no op for.
 struct GlobalPooling1DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.globalPool2d, .reshape] }
     var classNames: [String] { ["GlobalMaxPooling1D", "GlobalAveragePooling1D", "GlobalMaxPool1D", "GlobalAvgPool1D"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {

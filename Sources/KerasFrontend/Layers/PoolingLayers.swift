@@ -3,6 +3,7 @@ import MLGraph
 /// `MaxPooling2D` / `AveragePooling2D` (and their `MaxPool2D` / `AvgPool2D` aliases):
 /// pool_size, strides (None = pool_size), padding same/valid. Average pooling excludes padding.
 struct Pooling2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.pool2d] }
     var classNames: [String] { ["MaxPooling2D", "AveragePooling2D", "MaxPool2D", "AvgPool2D"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
@@ -19,6 +20,7 @@ struct Pooling2DConverter: KerasLayerConverter {
 
 /// `GlobalMaxPooling2D` / `GlobalAveragePooling2D` (and aliases), `keepdims`.
 struct GlobalPooling2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.globalPool2d] }
     var classNames: [String] { ["GlobalMaxPooling2D", "GlobalAveragePooling2D", "GlobalMaxPool2D", "GlobalAvgPool2D"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {

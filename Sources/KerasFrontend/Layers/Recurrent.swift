@@ -267,6 +267,7 @@ enum RecurrentLowering {
 /// `stateful=True`, `time_major=True`, softmax activations. `unroll`, `implementation` and the
 /// dropouts do not change inference and are ignored.
 struct RecurrentConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.recurrent, .sequenceMask, .applyMask, .elementwise] }
     var classNames: [String] { ["SimpleRNN", "LSTM", "GRU"] }
 
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] {
@@ -289,6 +290,7 @@ struct RecurrentConverter: KerasLayerConverter {
 /// (it forces `zero_output_for_mask`): an `.applyMask` follows the node. With `return_state`
 /// the outputs are y, then the forward states, then the backward states (LSTM: h, c).
 struct BidirectionalConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.recurrent, .sequenceMask, .applyMask, .elementwise] }
     var classNames: [String] { ["Bidirectional"] }
 
     /// The wrapped (forward) layer's config.

@@ -13,6 +13,7 @@ func pairOfPairs(_ ctx: KerasLayerContext, _ key: String, default def: Int) thro
 
 /// `ZeroPadding2D(padding)` → pad (constant 0) on H and W.
 struct ZeroPadding2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.pad] }
     var classNames: [String] { ["ZeroPadding2D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try ctx.requireChannelsLast()
@@ -25,6 +26,7 @@ struct ZeroPadding2DConverter: KerasLayerConverter {
 
 /// `Cropping2D(cropping)` → crop on H and W.
 struct Cropping2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.crop] }
     var classNames: [String] { ["Cropping2D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try ctx.requireChannelsLast()
@@ -38,6 +40,7 @@ struct Cropping2DConverter: KerasLayerConverter {
 /// (tf.keras ≥ 2.3 / Keras 3 use `tf.image.resize`; standalone Keras < 2.3 used TF1's
 /// `resize_bilinear`, i.e. asymmetric).
 struct UpSampling2DConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.upsample2d] }
     var classNames: [String] { ["UpSampling2D"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try ctx.requireChannelsLast()
@@ -60,6 +63,7 @@ struct UpSampling2DConverter: KerasLayerConverter {
 /// `Flatten` → reshape to [N, ∏rest]. Row-major over NHWC, which is Keras' order, so no channel
 /// permutation is needed (the IR is channels-last).
 struct FlattenConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.reshape] }
     var classNames: [String] { ["Flatten"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         try ctx.requireChannelsLast()
@@ -70,6 +74,7 @@ struct FlattenConverter: KerasLayerConverter {
 
 /// `Reshape(target_shape)` (−1 allowed) → reshape.
 struct ReshapeConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.reshape] }
     var classNames: [String] { ["Reshape"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         guard let t = ctx.value("target_shape")?.array, t.allSatisfy({ $0.int != nil }) else {
@@ -81,6 +86,7 @@ struct ReshapeConverter: KerasLayerConverter {
 
 /// `Permute(dims)` (1-based, batch excluded) → transpose with perm [0] + dims.
 struct PermuteConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.transpose] }
     var classNames: [String] { ["Permute"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         guard let d = ctx.value("dims")?.array, d.allSatisfy({ $0.int != nil }) else {
@@ -96,6 +102,7 @@ struct PermuteConverter: KerasLayerConverter {
 
 /// `RepeatVector(n)`: [N, D] → [N, n, D].
 struct RepeatVectorConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.repeatVector] }
     var classNames: [String] { ["RepeatVector"] }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         [Node(name: ctx.nodeName, op: .repeatVector(n: try ctx.int("n")), inputs: [ctx.inputs[0]], outputs: [ctx.outputNames[0]])]

@@ -28,6 +28,7 @@ extension KerasLayerContext {
 /// The wrapped layer's weights are the TimeDistributed layer's. The output carries the input's
 /// mask (Keras' TimeDistributed passes it on).
 struct TimeDistributedConverter: KerasLayerConverter {
+    var ops: Set<OpKind> { [.reshape, .transpose] }
     var classNames: [String] { ["TimeDistributed"] }
 
     /// Wrapped classes converted directly on the [N, T, …] tensor.

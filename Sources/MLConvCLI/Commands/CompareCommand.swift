@@ -33,8 +33,8 @@ enum CompareCommand: Command {
                                  positionalRange: 2...2)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
-        let ga = try loadGraph(URL(fileURLWithPath: args.positional[0]))
-        let gb = try loadGraph(URL(fileURLWithPath: args.positional[1]))
+        let (ga, da) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[0]))
+        let (gb, db) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[1]))
         guard Set(ga.inputs.map(\.name)) == Set(gb.inputs.map(\.name)), Set(ga.outputs) == Set(gb.outputs) else {
             throw CLIError("the models differ in inputs or outputs: A has inputs \(ga.inputs.map(\.name)), outputs \(ga.outputs); B has inputs \(gb.inputs.map(\.name)), outputs \(gb.outputs)")
         }
@@ -46,7 +46,9 @@ enum CompareCommand: Command {
         }
         var config = Model.Configuration()
         if let t = try args.int("--threads") { config.threadCount = max(1, t) }
-        let ma = try Model(graph: ga, configuration: config), mb = try Model(graph: gb, configuration: config)
+        var configA = config, configB = config
+        configA.disabledPasses = da; configB.disabledPasses = db  // as the bundles were written
+        let ma = try Model(graph: ga, configuration: configA), mb = try Model(graph: gb, configuration: configB)
         let crop = try cropMode(args)
         var samples: [[String: NDArray]] = []
         if let dir = args.value("--images") {

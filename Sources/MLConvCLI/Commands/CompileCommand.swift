@@ -1,25 +1,32 @@
 import Foundation
+import MLGraph
 
 /// `mlconv compile model.mlmodel -o model.mlbundle` (what Xcode's Core ML compiler does).
 enum CompileCommand: Command {
     static let name = "compile"
     static let summary = "compile a Core ML .mlmodel (or .mlpackage) into a .mlbundle"
     static let help = """
-    Usage: mlconv compile <model.mlmodel|model.mlpackage> -o <out.mlbundle>
+    Usage: mlconv compile <model.mlmodel|model.mlpackage> -o <out.mlbundle> [--disable-pass NAME …]
 
     Compiles a Core ML neural network (neuralNetwork, classifier or regressor) into mlconv's
     runtime bundle, as Xcode compiles .mlmodel into .mlmodelc. Multi-array inputs and outputs keep
     Core ML's shapes (e.g. [C, H, W]); image inputs take [H, W, C] pixels 0–255 and apply the
     model's preprocessing. Weights stay in their stored precision (fp16, n-bit).
 
+    The inference passes rewrite the stored graph (e.g. a zero padding layer folded into the
+    convolution after it); passes disabled here are recorded in the bundle, so `mlconv predict`
+    does not run them at load either.
+
     Options:
-      -o, --output PATH   output .mlbundle, written atomically
+      -o, --output PATH          output .mlbundle, written atomically
+    \(passOptionsHelp)
     """
-    static let spec = OptionSpec(single: ["--output"], aliases: ["-o": "--output"], positionalRange: 1...1)
+    static let spec = OptionSpec(single: ["--output"], aliases: ["-o": "--output"], positionalRange: 1...1).adding(passOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
         let output = URL(fileURLWithPath: try args.required("--output"))
+        let disabled = try disabledPasses(args)
         guard output.pathExtension.lowercased() == "mlbundle" else {
             throw UsageError("compile writes an .mlbundle; got '\(output.path)'")
         }
@@ -27,7 +34,8 @@ enum CompileCommand: Command {
             throw CLIError("'\(input.path)' is not a Core ML model; use `mlconv keras` for .h5 files")
         }
         let graph = try loadGraph(input)
-        try writeModel(graph, to: output, source: input.lastPathComponent, console: console)
+        try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
+                       passes: InferencePasses(run: true, disabled: disabled))
         return 0
     }
 }

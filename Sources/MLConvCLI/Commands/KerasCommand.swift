@@ -36,6 +36,12 @@ enum KerasCommand: Command {
       --author TEXT, --license TEXT, --short-description TEXT
       --description NAME=TEXT    description of an input or output; repeatable
     \(hookOptionsHelp)
+    \(passOptionsHelp)
+                                 For .mlbundle output the inference passes rewrite the stored
+                                 graph (e.g. zero padding folded into the convolution after it);
+                                 disabled ones are recorded in the bundle, so `mlconv predict`
+                                 does not run them at load either. Not accepted for .mlmodel
+                                 output, which keeps the layers as converted.
 
     Examples:
       mlconv keras Fixtures/demo/digits_cnn.h5 --class-labels Fixtures/demo/labels.txt -o digits.mlbundle
@@ -47,11 +53,15 @@ enum KerasCommand: Command {
                  "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias"],
         repeatable: ["--input-shape", "--description", "--input-name", "--output-name", "--image-input", "--image-output"],
         aliases: ["-o": "--output"],
-        positionalRange: 1...1).adding(hookOptionSpec)
+        positionalRange: 1...1).adding(hookOptionSpec).adding(passOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
         let output = URL(fileURLWithPath: try args.required("--output"))
+        let disabled = try disabledPasses(args)
+        if !disabled.isEmpty, output.pathExtension.lowercased() != "mlbundle" {
+            throw UsageError("--disable-pass applies to .mlbundle output (the inference passes rewrite the graph mlconv runs); a .mlmodel keeps the layers as converted")
+        }
         var options = KerasConversionOptions()
         for (name, dims) in try args.pairs("--input-shape") {
             let shape = dims.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -64,7 +74,8 @@ enum KerasCommand: Command {
         let converter = KerasConverter(options: options)
         var graph = try converter.convert(modelAt: input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
         try applyDescriptionOptions(args, to: &graph)
-        try writeModel(graph, to: output, source: input.lastPathComponent, console: console)
+        try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
+                       passes: InferencePasses(run: true, disabled: disabled))
         return 0
     }
 }
@@ -141,10 +152,23 @@ func applyDescriptionOptions(_ args: ParsedArguments, to graph: inout Graph) thr
 }
 
 /// Writes `graph` as the format the output path's extension names, then prints a summary.
-func writeModel(_ graph: Graph, to output: URL, source: String, console: Console) throws {
+/// For an .mlbundle, first runs the inference passes as `passes` says (printing which changed the
+/// graph) and records the disabled ones in the bundle; `passes` is ignored for .mlmodel.
+func writeModel(_ original: Graph, to output: URL, source: String, console: Console, passes: InferencePasses = .none) throws {
+    var graph = original
     switch output.pathExtension.lowercased() {
     case "mlbundle":
-        try BundleWriter.write(graph, to: output, producer: "mlconv \(MLConv.version)", source: source)
+        if passes.run {
+            let changed = try PassPipeline.inference.run(on: &graph, disabling: passes.disabled)
+            if !changed.isEmpty {
+                console.print("inference passes applied: \(changed.joined(separator: ", ")) (\(original.nodes.count) → \(graph.nodes.count) layers)")
+            }
+        }
+        if !passes.disabled.isEmpty {
+            console.print("inference passes disabled (recorded in the bundle): \(passes.disabled.sorted().joined(separator: ", "))")
+        }
+        try BundleWriter.write(graph, to: output, producer: "mlconv \(MLConv.version)", source: source,
+                               disabledPasses: passes.disabled)
         var unknown: [String: [String]] = [:]
         for n in graph.nodes {
             if case let .custom(a) = n.op, CustomLayerRegistry.implementation(for: a.className) == nil { unknown[a.className, default: []].append(n.name) }

@@ -28,6 +28,11 @@ enum PredictCommand: Command {
       --output-dir DIR      where to write one .npy per output (created if missing)
       --threads N           CPU threads (default: all cores)
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
+                            and the graph exactly as stored (no inference passes)
+      --disable-pass NAME   do not run inference pass NAME when loading the model; repeatable.
+                            Passes, in order: \(PassPipeline.inference.names.joined(separator: ", ")).
+                            Passes a bundle was written without (keras/compile --disable-pass)
+                            stay disabled too
       --config PATH         architecture JSON, for a weights-only Keras .h5
       --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers (see `mlconv keras --help`)
       --profile             print the time of every layer (slowest first) with the kernel that ran it
@@ -38,14 +43,16 @@ enum PredictCommand: Command {
         flags: ["--reference", "--profile"],
         single: ["--output-dir", "--threads", "--benchmark", "--crop"],
         repeatable: ["--input"],
-        positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"]))
+        positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"])).adding(passOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         var keras = KerasConversionOptions()
         keras.hooks = try parseHooks(args)
-        let graph = try loadGraph(URL(fileURLWithPath: args.positional[0]),
+        let disabled = try disabledPasses(args)
+        let (graph, recorded) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[0]),
                                   architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
         var config = Model.Configuration()
+        config.disabledPasses = disabled.union(recorded)
         if let t = try args.int("--threads") {
             guard t >= 1 else { throw UsageError("--threads must be at least 1, found \(t)") }
             config.threadCount = t

@@ -64,7 +64,7 @@ enum QuantizeCommand: Command {
         options.skipLayers = Set(args.all("--skip-layer"))
         options.skipOpTypes = Set(args.all("--skip-type"))
         options.clampFP16 = args.has("--clamp")
-        let graph = try loadGraph(input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
+        let (graph, recorded) = try loadGraphAndDisabledPasses(input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
         let quantizer = try WeightQuantizer(mode: mode, options: options)
         let showProgress = isatty(STDERR_FILENO) == 1
         let (quantized, report) = try quantizer.quantize(graph, progress: showProgress ? { done, total in
@@ -72,7 +72,9 @@ enum QuantizeCommand: Command {
             if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
         } : nil)
         console.print(report.renderTable())
-        try writeModel(quantized, to: output, source: input.lastPathComponent, console: console)
+        // The graph is stored as given; passes the input bundle disabled stay recorded as disabled.
+        try writeModel(quantized, to: output, source: input.lastPathComponent, console: console,
+                       passes: InferencePasses(run: false, disabled: recorded))
         return 0
     }
 }
