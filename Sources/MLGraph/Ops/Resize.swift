@@ -131,7 +131,12 @@ enum ResizeDefinition: OpDefinition {
         guard case let .resize(a) = op else { return [:] }
         var v: [String: AttributeValue] = ["method": .string(a.method.rawValue), "sampling_mode": .string(a.samplingMode.rawValue)]
         if let s = a.size { v["size"] = .ints(s) }
-        if let s = a.scale { v["scale"] = .list(s.map { .number($0) }) }
+        // Integral factors are written as integers: JSON reads `2` and `2.0` alike as an integer.
+        if let s = a.scale {
+            v["scale"] = .list(s.map { (f: Float) -> AttributeValue in
+                f.rounded() == f && abs(f) < 16_777_216 ? AttributeValue.int(Int(f)) : AttributeValue.number(f)
+            })
+        }
         return v
     }
     static func decodeOp(from a: AttributeReader) throws -> Op {
