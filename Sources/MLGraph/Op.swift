@@ -45,6 +45,51 @@ public enum Op: Codable, Hashable, Sendable {
     /// own output (masked steps become 0).
     case applyMask
 
+    // MARK: shape and data movement ops (issue 9)
+    /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
+    /// broadcasting of the batch axes; `transposeX`/`transposeY` swap the last two axes of an
+    /// operand first. Inputs: x, and w (input 1), or the constant weight "y" when the node has
+    /// one input. A rank-1 x is promoted to [1, K] and a rank-1 w to [K, 1], the inserted axis
+    /// removed from the output (as NumPy); rank-1 × rank-1 (a scalar) is refused.
+    case matmul(MatMulAttributes)
+    /// No input; one output: the weight "value" (any shape), so a constant can feed any op input.
+    /// MIL `const`, ONNX `Constant`.
+    case constant
+    /// Removes the size-1 axes `axes` (negative allowed), or every size-1 axis when empty. MIL
+    /// `squeeze`; a result of rank 0 is refused (the IR has no scalars).
+    case squeeze(axes: [Int])
+    /// Inserts size-1 axes at `axes`, positions in the output (negative counts from the output's
+    /// end, as MIL `expand_dims`).
+    case expandDims(axes: [Int])
+    /// n inputs of one shape stacked along a new axis `axis` of the output (negative allowed:
+    /// −1 is the new last axis). MIL `stack`.
+    case stack(axis: Int)
+    /// Splits along `axis` into `numSplits` equal parts or parts of `splitSizes`; one output per
+    /// part. MIL `split`.
+    case split(SplitAttributes)
+    /// NumPy basic slicing per axis (MIL `slice_by_index`, see `SliceByIndexAttributes`).
+    case sliceByIndex(SliceByIndexAttributes)
+    /// y = x[begin[d] ..< begin[d] + size[d]] per axis; size −1 = to the end; negative begin
+    /// counts from the end. MIL `slice_by_size`.
+    case sliceBySize(begin: [Int], size: [Int])
+    /// Repeats the input `reps[d]` times along each axis (NumPy `tile`: a shorter `reps` is
+    /// padded with leading 1s, a longer one promotes x with leading size-1 axes). MIL `tile`.
+    case tile(reps: [Int])
+    /// [N, H, W, C] → [N, H/b, W/b, C·b²], TensorFlow's DCR order: output channel
+    /// (i·b + j)·C + c holds x[n, h·b + i, w·b + j, c]. MIL `space_to_depth` (NCHW there).
+    case spaceToDepth(blockSize: Int)
+    /// Inverse of `spaceToDepth`: [N, H, W, C] → [N, H·b, W·b, C/b²], DCR order (TF
+    /// `depth_to_space`). MIL `depth_to_space`.
+    case depthToSpace(blockSize: Int)
+    /// Resizes H and W of [N, H, W, C] (see `ResizeAttributes`). MIL `resize_nearest_neighbor`,
+    /// `resize_bilinear`, `upsample_nearest_neighbor`, `upsample_bilinear`.
+    case resize(ResizeAttributes)
+    /// Keeps x[..., m, n] when (lower < 0 or m − n ≤ lower) and (upper < 0 or n − m ≤ upper),
+    /// else 0, on the last two axes. MIL `band_part`.
+    case bandPart(lower: Int, upper: Int)
+    /// Cumulative sum along an axis (see `CumsumAttributes`). MIL `cumsum`.
+    case cumsum(CumsumAttributes)
+
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
         switch self {
@@ -71,6 +116,21 @@ public enum Op: Codable, Hashable, Sendable {
         case .embedding: return "embedding"
         case .sequenceMask: return "sequenceMask"
         case .applyMask: return "applyMask"
+        // MARK: shape and data movement ops (issue 9)
+        case .matmul: return "matmul"
+        case .constant: return "constant"
+        case .squeeze: return "squeeze"
+        case .expandDims: return "expandDims"
+        case .stack: return "stack"
+        case .split: return "split"
+        case .sliceByIndex: return "sliceByIndex"
+        case .sliceBySize: return "sliceBySize"
+        case .tile: return "tile"
+        case .spaceToDepth: return "spaceToDepth"
+        case .depthToSpace: return "depthToSpace"
+        case .resize: return "resize"
+        case .bandPart: return "bandPart"
+        case .cumsum: return "cumsum"
         }
     }
 }
@@ -82,6 +142,9 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case conv2d, deconv2d, dense, batchNorm, activation, softmax, prelu, pool2d, globalPool2d
     case pad, crop, upsample2d, reshape, transpose, elementwise, concat, repeatVector, identity
     case custom, recurrent, embedding, sequenceMask, applyMask
+    // MARK: shape and data movement ops (issue 9)
+    case matmul, constant, squeeze, expandDims, stack, split, sliceByIndex, sliceBySize, tile
+    case spaceToDepth, depthToSpace, resize, bandPart, cumsum
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -111,6 +174,21 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .embedding: return EmbeddingDefinition.self
         case .sequenceMask: return SequenceMaskDefinition.self
         case .applyMask: return ApplyMaskDefinition.self
+        // MARK: shape and data movement ops (issue 9)
+        case .matmul: return MatMulDefinition.self
+        case .constant: return ConstantDefinition.self
+        case .squeeze: return SqueezeDefinition.self
+        case .expandDims: return ExpandDimsDefinition.self
+        case .stack: return StackDefinition.self
+        case .split: return SplitDefinition.self
+        case .sliceByIndex: return SliceByIndexDefinition.self
+        case .sliceBySize: return SliceBySizeDefinition.self
+        case .tile: return TileDefinition.self
+        case .spaceToDepth: return SpaceToDepthDefinition.self
+        case .depthToSpace: return DepthToSpaceDefinition.self
+        case .resize: return ResizeDefinition.self
+        case .bandPart: return BandPartDefinition.self
+        case .cumsum: return CumsumDefinition.self
         }
     }
 
@@ -144,6 +222,21 @@ extension Op {
         case .embedding: return .embedding
         case .sequenceMask: return .sequenceMask
         case .applyMask: return .applyMask
+        // MARK: shape and data movement ops (issue 9)
+        case .matmul: return .matmul
+        case .constant: return .constant
+        case .squeeze: return .squeeze
+        case .expandDims: return .expandDims
+        case .stack: return .stack
+        case .split: return .split
+        case .sliceByIndex: return .sliceByIndex
+        case .sliceBySize: return .sliceBySize
+        case .tile: return .tile
+        case .spaceToDepth: return .spaceToDepth
+        case .depthToSpace: return .depthToSpace
+        case .resize: return .resize
+        case .bandPart: return .bandPart
+        case .cumsum: return .cumsum
         }
     }
 

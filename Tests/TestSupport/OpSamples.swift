@@ -88,6 +88,44 @@ public enum OpSamples {
             return [(node(.sequenceMask(value: 0)), [TensorType([1, 5, 4])])]
         case .applyMask:
             return [(node(.applyMask, 2), [TensorType([1, 5, 4]), TensorType([1, 5])])]
+        // MARK: shape and data movement ops (issue 9)
+        case .matmul:
+            return [(node(.matmul(MatMulAttributes()), 2), [TensorType([2, 1, 3, 4]), TensorType([5, 4, 2])]),
+                    (node(.matmul(MatMulAttributes(transposeX: true, transposeY: true)), 1, weights: ["y": randomConstant([3, 5])]),
+                     [TensorType([2, 5, 4])])]
+        case .constant:
+            return [(node(.constant, 0, weights: ["value": randomConstant([2, 3, 4])]), [])]
+        case .squeeze:
+            return [(node(.squeeze(axes: [-2])), [TensorType([2, 3, 1, 4])]), (node(.squeeze(axes: [])), [TensorType([1, 3, 1, 4])])]
+        case .expandDims:
+            return [(node(.expandDims(axes: [0, -1])), [TensorType([2, 3])])]
+        case .stack:
+            return [(node(.stack(axis: -1), 3), [TensorType([2, 3]), TensorType([2, 3]), TensorType([2, 3])])]
+        case .split:
+            return [(node(.split(SplitAttributes(axis: 1, numSplits: 2)), outputs: 2), [TensorType([2, 4, 3])]),
+                    (node(.split(SplitAttributes(axis: -1, splitSizes: [1, 2])), outputs: 2), [TensorType([2, 4, 3])])]
+        case .sliceByIndex:
+            return [(node(.sliceByIndex(SliceByIndexAttributes(begin: [0, -1, 1], end: [2, 0, 0], stride: [1, -2, 1],
+                                                               endMask: [false, false, true], squeezeMask: [false, false, false]))),
+                     [TensorType([2, 5, 4])]),
+                    (node(.sliceByIndex(SliceByIndexAttributes(begin: [1, 0, 0], end: [2, 5, 4], stride: [1, 1, 2],
+                                                               beginMask: [false, true, false], squeezeMask: [true, false, false]))),
+                     [TensorType([2, 5, 4])])]
+        case .sliceBySize:
+            return [(node(.sliceBySize(begin: [0, -3, 1], size: [2, -1, 2])), [TensorType([2, 5, 4])])]
+        case .tile:
+            return [(node(.tile(reps: [1, 2, 3])), [TensorType([2, 3, 2])])]
+        case .spaceToDepth:
+            return [(node(.spaceToDepth(blockSize: 2)), [TensorType([1, 4, 6, 3])])]
+        case .depthToSpace:
+            return [(node(.depthToSpace(blockSize: 2)), [TensorType([1, 2, 3, 8])])]
+        case .resize:
+            return [(node(.resize(ResizeAttributes(method: .bilinear, samplingMode: .halfPixel, size: [7, 3]))), [nhwc]),
+                    (node(.resize(ResizeAttributes(method: .nearest, samplingMode: .asymmetric, scale: [1.5, 0.5]))), [nhwc])]
+        case .bandPart:
+            return [(node(.bandPart(lower: 1, upper: -1)), [TensorType([2, 4, 5])])]
+        case .cumsum:
+            return [(node(.cumsum(CumsumAttributes(axis: -2, exclusive: true, reverse: true))), [TensorType([2, 4, 5])])]
         }
     }
 }

@@ -132,6 +132,10 @@ extension ExportWriter {
         case let .custom(a): lowerCustom(node, a, inBlobs)
         case .recurrent, .embedding, .sequenceMask, .applyMask:
             lowerSequenceNode(node)  // RecurrentExport.swift
+        // MARK: shape and data movement ops (issue 9)
+        case .matmul, .constant, .squeeze, .expandDims, .stack, .split, .sliceByIndex, .sliceBySize, .tile,
+             .spaceToDepth, .depthToSpace, .resize, .bandPart, .cumsum:
+            lowerShapeOp(node, ins, inBlobs, out)  // ShapeOpExport.swift
         }
     }
 

@@ -70,5 +70,11 @@ extension CoreMLExporter {
         .init(irOp: "identity", coreML: "activation LINEAR(1, 0)", minimumSpecificationVersion: 1),
         .init(irOp: "custom", coreML: "custom (CustomLayerParams: className, weights w0…, parameters, description)",
               minimumSpecificationVersion: 2),
+        // MARK: shape and data movement ops (issue 9)
+        .init(irOp: "matmul (x rank 2–4 by a constant rank-2 y, no transposeX)", coreML: "innerProduct / convolution 1×1 (weights yᵀ)",
+              minimumSpecificationVersion: 1, notes: "other matmuls are refused: batchedMatmul needs spec 4 and the rank-N layout"),
+        .init(irOp: "constant (1, C) or (1, H, W, C)", coreML: "loadConstant [C, H, W]", minimumSpecificationVersion: 1),
+        .init(irOp: "spaceToDepth / depthToSpace", coreML: "reorganizeData SPACE_TO_DEPTH / DEPTH_TO_SPACE", minimumSpecificationVersion: 1,
+              notes: "both DCR (TensorFlow) order"),
     ]
 }

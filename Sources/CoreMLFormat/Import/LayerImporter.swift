@@ -91,8 +91,11 @@ final class LayerImporter {
             if p.stride > 1 && p.axis == .channel { return "channel slicing with stride \(p.stride) is not expressible in mlconv's IR" }
         case let .resizeBilinear(p):
             if p.mode == .roiAlign { return "resizeBilinear in ROI_ALIGN_MODE is not expressible in mlconv's IR" }
-        case .dot: return "dot product layers are not supported"
-        case .reorganizeData: return "reorganizeData (space-to-depth / depth-to-space) is not expressible in mlconv's IR"
+        case let .dot(cosine):
+            if cosine { return "dot with cosineSimilarity is not expressible in mlconv's IR (it has no sqrt or division op)" }
+        case let .reorganizeData(p):
+            if ![.spaceToDepth, .depthToSpace, .pixelShuffle].contains(p.mode) { return "reorganizeData mode \(p.mode.rawValue) is unknown" }
+            if p.blockSize < 1 || p.blockSize > UInt64(Node.maxWindowAttribute) { return "reorganizeData blockSize \(p.blockSize) is out of range" }
         case .sequenceRepeat: return "sequenceRepeat is not supported: mlconv's IR has no sequence axis"
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
             return RecurrentImport.unsupportedReason(l)  // RecurrentImport.swift
@@ -270,6 +273,15 @@ final class LayerImporter {
             return [try finish(t, name: name, out: out)]
         case let .custom(p):
             return try custom(p, ins, layer: layer, index: index)
+        // MARK: shape and data movement ops (issue 9)
+        case let .reorganizeData(p):
+            try expectInputs(ins, 1)
+            return [try reorganizeData(p, ins[0], name: name, out: out)]
+        case .dot:
+            // [C] · [C] → [1]: matmul of the two [1, C] vectors, the second transposed ([1, 1]).
+            try expectInputs(ins, 2)
+            let v = try ins.enumerated().map { try b.toVector($1, base: "\(name)__in\($0)") }
+            return [try b.emit(name, .matmul(MatMulAttributes(transposeY: true)), v, output: out)]
         case .simple(.copy):
             try expectInputs(ins, 1)
             return [try b.emit(name, .identity, ins, output: out)]
@@ -942,5 +954,30 @@ final class LayerImporter {
             }
         }
         return nil
+    }
+}
+
+// MARK: shape and data movement ops (issue 9)
+extension LayerImporter {
+    /// reorganizeData on the NHWC blob. SPACE_TO_DEPTH / DEPTH_TO_SPACE use TensorFlow's DCR
+    /// channel order, as the IR's ops. PIXEL_SHUFFLE (PyTorch) is depth-to-space in CRD order:
+    /// input channel c·b² + i·b + j goes to output channel c at block offset (i, j); its channels
+    /// are first regrouped to DCR order ((i·b + j)·C + c) by reshape [H, W, C, b²] → transpose → reshape.
+    func reorganizeData(_ p: Spec.ReorganizeDataLayerParams, _ x0: String, name: String, out: String) throws -> String {
+        let x = try b.toNHWC(x0, base: name)
+        let bs = Int(p.blockSize)
+        switch p.mode {
+        case .spaceToDepth: return try b.emit(name, .spaceToDepth(blockSize: bs), [x], output: out)
+        case .depthToSpace: return try b.emit(name, .depthToSpace(blockSize: bs), [x], output: out)
+        default:
+            let s = b.shape(x), bb = bs * bs
+            guard s.count == 4, s[3] % bb == 0 else {
+                throw LayerImportFailure("pixel shuffle needs channels divisible by blockSize² = \(bb), found \(s[3])")
+            }
+            let split = try b.emit(name + "__crd", .reshape(targetShape: [s[1], s[2], s[3] / bb, bb]), [x])
+            let swapped = try b.emit(name + "__dcr", .transpose(perm: [0, 1, 2, 4, 3]), [split])
+            let merged = try b.emit(name + "__dcr_channels", .reshape(targetShape: [s[1], s[2], s[3]]), [swapped])
+            return try b.emit(name, .depthToSpace(blockSize: bs), [merged], output: out)
+        }
     }
 }

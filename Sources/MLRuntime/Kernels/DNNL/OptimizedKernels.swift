@@ -17,5 +17,7 @@ enum OptimizedKernels {
         .elementwise: DNNLElementwise.factory,
         .crop: FastCopyKernels.crop, .pad: FastCopyKernels.pad, .upsample2d: FastCopyKernels.upsample,
         .recurrent: DNNLRecurrent.factory,
+        // MARK: shape and data movement ops (issue 9)
+        .matmul: DNNLMatMul.factory,
     ]
 }

@@ -27,5 +27,12 @@ enum ReferenceKernels {
         .recurrent: ReferenceRecurrent.make,
         .embedding: ReferenceEmbedding.make,
         .sequenceMask: ReferenceSequenceMask.make, .applyMask: ReferenceApplyMask.make,
+        // MARK: shape and data movement ops (issue 9)
+        .matmul: ReferenceMatMul.make, .constant: ReferenceConstant.make,
+        .squeeze: ReferenceRankChange.make, .expandDims: ReferenceRankChange.make,
+        .stack: ReferenceStack.make, .split: ReferenceSplit.make,
+        .sliceByIndex: ReferenceSlice.make, .sliceBySize: ReferenceSlice.make, .tile: ReferenceTile.make,
+        .spaceToDepth: ReferenceSpaceDepth.make, .depthToSpace: ReferenceSpaceDepth.make,
+        .resize: ReferenceResize.make, .bandPart: ReferenceBandPart.make, .cumsum: ReferenceCumsum.make,
     ]
 }
