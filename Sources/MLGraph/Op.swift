@@ -45,6 +45,30 @@ public enum Op: Codable, Hashable, Sendable {
     /// own output (masked steps become 0).
     case applyMask
 
+    // MARK: reductions and normalisation ops
+    /// Reduction of one input over a set of axes (see `ReduceAttributes`): MIL `reduce_sum`,
+    /// `reduce_mean`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_l1_norm`,
+    /// `reduce_l2_norm`, `reduce_log_sum_exp`, `reduce_sum_square`; ONNX `Reduce*`.
+    /// Output: the input shape with the reduced axes set to 1 (`keepDims`) or removed; removing
+    /// every axis gives shape [1] (the IR has no rank-0 tensors).
+    case reduce(ReduceAttributes)
+    /// log(softmax(x)) along `axis` (negative counts from the end): y = x − m − log Σ exp(x − m),
+    /// m = max along the axis. One input, same shape out. ONNX `LogSoftmax`; MIL expresses it as
+    /// `softmax` + `log` (or `reduce_log_sum_exp` + `sub`).
+    case logSoftmax(axis: Int)
+    /// MIL `layer_norm` (see `LayerNormAttributes`): one input, same shape out; optional weights
+    /// "gamma" and "beta" shaped like the normalised axes.
+    case layerNorm(LayerNormAttributes)
+    /// MIL `instance_norm` in the channels-last layout: x [N, spatial…, C] (rank ≥ 3) normalised
+    /// over the spatial axes for each (n, c), y = gamma[c]·(x − mean)/sqrt(var + epsilon) + beta[c];
+    /// optional weights "gamma", "beta" [C]. One input, same shape out.
+    case instanceNorm(epsilon: Float)
+    /// MIL `l2_norm` (see `L2NormAttributes`): y = x / sqrt(Σ x² + epsilon) over `axes`.
+    case l2Norm(L2NormAttributes)
+    /// MIL `local_response_norm` / Core ML `lrn` across the channel axis, which is the last axis
+    /// in the IR (see `LocalResponseNormAttributes`). One input, same shape out.
+    case localResponseNorm(LocalResponseNormAttributes)
+
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
         switch self {
@@ -71,6 +95,13 @@ public enum Op: Codable, Hashable, Sendable {
         case .embedding: return "embedding"
         case .sequenceMask: return "sequenceMask"
         case .applyMask: return "applyMask"
+        // MARK: reductions and normalisation ops
+        case let .reduce(a): return "reduce(\(a.function.rawValue))"
+        case .logSoftmax: return "logSoftmax"
+        case .layerNorm: return "layerNorm"
+        case .instanceNorm: return "instanceNorm"
+        case .l2Norm: return "l2Norm"
+        case .localResponseNorm: return "localResponseNorm"
         }
     }
 }
@@ -82,6 +113,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case conv2d, deconv2d, dense, batchNorm, activation, softmax, prelu, pool2d, globalPool2d
     case pad, crop, upsample2d, reshape, transpose, elementwise, concat, repeatVector, identity
     case custom, recurrent, embedding, sequenceMask, applyMask
+    // MARK: reductions and normalisation ops
+    case reduce, logSoftmax, layerNorm, instanceNorm, l2Norm, localResponseNorm
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -111,6 +144,13 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .embedding: return EmbeddingDefinition.self
         case .sequenceMask: return SequenceMaskDefinition.self
         case .applyMask: return ApplyMaskDefinition.self
+        // MARK: reductions and normalisation ops
+        case .reduce: return ReduceDefinition.self
+        case .logSoftmax: return LogSoftmaxDefinition.self
+        case .layerNorm: return LayerNormDefinition.self
+        case .instanceNorm: return InstanceNormDefinition.self
+        case .l2Norm: return L2NormDefinition.self
+        case .localResponseNorm: return LocalResponseNormDefinition.self
         }
     }
 
@@ -144,6 +184,13 @@ extension Op {
         case .embedding: return .embedding
         case .sequenceMask: return .sequenceMask
         case .applyMask: return .applyMask
+        // MARK: reductions and normalisation ops
+        case .reduce: return .reduce
+        case .logSoftmax: return .logSoftmax
+        case .layerNorm: return .layerNorm
+        case .instanceNorm: return .instanceNorm
+        case .l2Norm: return .l2Norm
+        case .localResponseNorm: return .localResponseNorm
         }
     }
 

@@ -132,6 +132,9 @@ extension ExportWriter {
         case let .custom(a): lowerCustom(node, a, inBlobs)
         case .recurrent, .embedding, .sequenceMask, .applyMask:
             lowerSequenceNode(node)  // RecurrentExport.swift
+        // MARK: reductions and normalisation ops
+        case .reduce, .logSoftmax, .layerNorm, .instanceNorm, .l2Norm, .localResponseNorm:
+            lowerNormalization(node, ins, inBlobs, out)  // NormalizationExport.swift
         }
     }
 

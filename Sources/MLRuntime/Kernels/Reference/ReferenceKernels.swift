@@ -27,5 +27,12 @@ enum ReferenceKernels {
         .recurrent: ReferenceRecurrent.make,
         .embedding: ReferenceEmbedding.make,
         .sequenceMask: ReferenceSequenceMask.make, .applyMask: ReferenceApplyMask.make,
+        // MARK: reductions and normalisation ops
+        .reduce: ReferenceReduce.make,
+        .logSoftmax: ReferenceLogSoftmax.make,
+        .layerNorm: ReferenceMeanVarianceNorm.make,
+        .instanceNorm: ReferenceMeanVarianceNorm.make,
+        .l2Norm: ReferenceL2Norm.make,
+        .localResponseNorm: ReferenceLocalResponseNorm.make,
     ]
 }
