@@ -17,5 +17,9 @@ enum OptimizedKernels {
         .elementwise: DNNLElementwise.factory,
         .crop: FastCopyKernels.crop, .pad: FastCopyKernels.pad, .upsample2d: FastCopyKernels.upsample,
         .recurrent: DNNLRecurrent.factory,
+        // MARK: reductions and normalisation ops
+        .reduce: DNNLReduction.factory,
+        .logSoftmax: DNNLLogSoftmax.factory,
+        .layerNorm: DNNLLayerNorm.factory,
     ]
 }
