@@ -89,6 +89,29 @@ public enum Op: Codable, Hashable, Sendable {
     case bandPart(lower: Int, upper: Int)
     /// Cumulative sum along an axis (see `CumsumAttributes`). MIL `cumsum`.
     case cumsum(CumsumAttributes)
+    // MARK: reductions and normalisation ops
+    /// Reduction of one input over a set of axes (see `ReduceAttributes`): MIL `reduce_sum`,
+    /// `reduce_mean`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_l1_norm`,
+    /// `reduce_l2_norm`, `reduce_log_sum_exp`, `reduce_sum_square`; ONNX `Reduce*`.
+    /// Output: the input shape with the reduced axes set to 1 (`keepDims`) or removed; removing
+    /// every axis gives shape [1] (the IR has no rank-0 tensors).
+    case reduce(ReduceAttributes)
+    /// log(softmax(x)) along `axis` (negative counts from the end): y = x − m − log Σ exp(x − m),
+    /// m = max along the axis. One input, same shape out. ONNX `LogSoftmax`; MIL expresses it as
+    /// `softmax` + `log` (or `reduce_log_sum_exp` + `sub`).
+    case logSoftmax(axis: Int)
+    /// MIL `layer_norm` (see `LayerNormAttributes`): one input, same shape out; optional weights
+    /// "gamma" and "beta" shaped like the normalised axes.
+    case layerNorm(LayerNormAttributes)
+    /// MIL `instance_norm` in the channels-last layout: x [N, spatial…, C] (rank ≥ 3) normalised
+    /// over the spatial axes for each (n, c), y = gamma[c]·(x − mean)/sqrt(var + epsilon) + beta[c];
+    /// optional weights "gamma", "beta" [C]. One input, same shape out.
+    case instanceNorm(epsilon: Float)
+    /// MIL `l2_norm` (see `L2NormAttributes`): y = x / sqrt(Σ x² + epsilon) over `axes`.
+    case l2Norm(L2NormAttributes)
+    /// MIL `local_response_norm` / Core ML `lrn` across the channel axis, which is the last axis
+    /// in the IR (see `LocalResponseNormAttributes`). One input, same shape out.
+    case localResponseNorm(LocalResponseNormAttributes)
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -131,6 +154,13 @@ public enum Op: Codable, Hashable, Sendable {
         case .resize: return "resize"
         case .bandPart: return "bandPart"
         case .cumsum: return "cumsum"
+        // MARK: reductions and normalisation ops
+        case let .reduce(a): return "reduce(\(a.function.rawValue))"
+        case .logSoftmax: return "logSoftmax"
+        case .layerNorm: return "layerNorm"
+        case .instanceNorm: return "instanceNorm"
+        case .l2Norm: return "l2Norm"
+        case .localResponseNorm: return "localResponseNorm"
         }
     }
 }
@@ -145,6 +175,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     // MARK: shape and data movement ops (issue 9)
     case matmul, constant, squeeze, expandDims, stack, split, sliceByIndex, sliceBySize, tile
     case spaceToDepth, depthToSpace, resize, bandPart, cumsum
+    // MARK: reductions and normalisation ops
+    case reduce, logSoftmax, layerNorm, instanceNorm, l2Norm, localResponseNorm
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -189,6 +221,13 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .resize: return ResizeDefinition.self
         case .bandPart: return BandPartDefinition.self
         case .cumsum: return CumsumDefinition.self
+        // MARK: reductions and normalisation ops
+        case .reduce: return ReduceDefinition.self
+        case .logSoftmax: return LogSoftmaxDefinition.self
+        case .layerNorm: return LayerNormDefinition.self
+        case .instanceNorm: return InstanceNormDefinition.self
+        case .l2Norm: return L2NormDefinition.self
+        case .localResponseNorm: return LocalResponseNormDefinition.self
         }
     }
 
@@ -237,6 +276,13 @@ extension Op {
         case .resize: return .resize
         case .bandPart: return .bandPart
         case .cumsum: return .cumsum
+        // MARK: reductions and normalisation ops
+        case .reduce: return .reduce
+        case .logSoftmax: return .logSoftmax
+        case .layerNorm: return .layerNorm
+        case .instanceNorm: return .instanceNorm
+        case .l2Norm: return .l2Norm
+        case .localResponseNorm: return .localResponseNorm
         }
     }
 

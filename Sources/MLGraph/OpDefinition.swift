@@ -146,6 +146,25 @@ extension Node {
         return axis < 0 ? axis + rank : axis
     }
 
+    /// Each axis of `axes` resolved against `rank` (negative counts from the end), in the given
+    /// order. - Throws: when an axis is out of range or named twice.
+    func resolveAxes(_ axes: [Int], rank: Int, _ what: String = "axes") throws -> [Int] {
+        var out: [Int] = []
+        for a in axes {
+            let r = try resolveAxis(a, rank: rank, "\(what) entry")
+            guard !out.contains(r) else { throw fail("\(what) \(axes) name axis \(r) twice (rank \(rank))") }
+            out.append(r)
+        }
+        return out
+    }
+
+    /// At most `maxRank` axes, each within ±maxRank (the rank itself is checked at inference).
+    func checkAxisList(_ axes: [Int], _ what: String = "axes") throws {
+        guard axes.count <= Node.maxRank, axes.allSatisfy({ $0 >= -Node.maxRank && $0 < Node.maxRank }) else {
+            throw fail("\(what) must be at most \(Node.maxRank) integers in \(-Node.maxRank)…\(Node.maxRank - 1), found \(axes)")
+        }
+    }
+
     /// The NumPy broadcast of `ins`' shapes. - Throws: when they do not broadcast.
     func broadcastAll(_ ins: [TensorType]) throws -> [Int] {
         var shape = ins.first?.shape ?? []

@@ -222,7 +222,7 @@ final class CoreMLImportTests: XCTestCase {
             Spec.UniDirectionalLSTMLayerParams(inputVectorSize: 4, outputVectorSize: 4, params: Spec.LSTMParams(hasPeepholeVectors: true)))
         let m = ImportSpecs.model(
             [ImportSpecs.array("x", [4])], [ImportSpecs.array("y", [4])],
-            [ImportSpecs.layer("l2", ["x"], ["a"], .l2normalize(epsilon: 1e-6)),
+            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .logSum, axis: .c))),
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
              ImportSpecs.layer("sq", ["c"], ["d"], .squeeze(axes: [0], squeezeAll: false)),
@@ -234,7 +234,7 @@ final class CoreMLImportTests: XCTestCase {
             }
             XCTAssertEqual(file, "bad.mlmodel")
             XCTAssertEqual(problems.map(\.layer), ["l2", "rnn", "sq", "log", "bn"])
-            XCTAssertEqual(problems.map(\.type), ["l2normalize", "uniDirectionalLSTM", "squeeze", "unary", "batchnorm"])
+            XCTAssertEqual(problems.map(\.type), ["reduce", "uniDirectionalLSTM", "squeeze", "unary", "batchnorm"])
             let text = "\(e)"
             XCTAssertTrue(text.hasPrefix("bad.mlmodel: 5 layers cannot be imported"), text)
             XCTAssertTrue(text.contains("peephole"), text)

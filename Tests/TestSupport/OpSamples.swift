@@ -126,6 +126,23 @@ public enum OpSamples {
             return [(node(.bandPart(lower: 1, upper: -1)), [TensorType([2, 4, 5])])]
         case .cumsum:
             return [(node(.cumsum(CumsumAttributes(axis: -2, exclusive: true, reverse: true))), [TensorType([2, 4, 5])])]
+        // MARK: reductions and normalisation ops
+        case .reduce:
+            return [(node(.reduce(ReduceAttributes(function: .sum, axes: [1, -2], keepDims: true))), [nhwc]),
+                    (node(.reduce(ReduceAttributes(function: .logSumExp, axes: [-1]))), [nhwc]),
+                    (node(.reduce(ReduceAttributes(function: .max, axes: []))), [nhwc])]
+        case .logSoftmax:
+            return [(node(.logSoftmax(axis: -1)), [TensorType([2, 5, 3])])]
+        case .layerNorm:
+            return [(node(.layerNorm(LayerNormAttributes(axes: [-2, -1], epsilon: 1e-5)),
+                          weights: ["gamma": randomConstant([6, 4]), "beta": randomConstant([6, 4], seed: 3)]), [nhwc]),
+                    (node(.layerNorm(LayerNormAttributes(axes: [1]))), [TensorType([2, 5, 3])])]
+        case .instanceNorm:
+            return [(node(.instanceNorm(epsilon: 1e-3), weights: ["gamma": randomConstant([4]), "beta": randomConstant([4], seed: 4)]), [nhwc])]
+        case .l2Norm:
+            return [(node(.l2Norm(L2NormAttributes(axes: [-3, -2, -1]))), [nhwc])]
+        case .localResponseNorm:
+            return [(node(.localResponseNorm(LocalResponseNormAttributes(size: 3, alpha: 1e-2, beta: 0.75, k: 2))), [nhwc])]
         }
     }
 }

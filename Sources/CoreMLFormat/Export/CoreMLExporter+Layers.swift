@@ -136,6 +136,9 @@ extension ExportWriter {
         case .matmul, .constant, .squeeze, .expandDims, .stack, .split, .sliceByIndex, .sliceBySize, .tile,
              .spaceToDepth, .depthToSpace, .resize, .bandPart, .cumsum:
             lowerShapeOp(node, ins, inBlobs, out)  // ShapeOpExport.swift
+        // MARK: reductions and normalisation ops
+        case .reduce, .logSoftmax, .layerNorm, .instanceNorm, .l2Norm, .localResponseNorm:
+            lowerNormalization(node, ins, inBlobs, out)  // NormalizationExport.swift
         }
     }
 

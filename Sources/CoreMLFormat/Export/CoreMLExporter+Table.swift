@@ -76,5 +76,16 @@ extension CoreMLExporter {
         .init(irOp: "constant (1, C) or (1, H, W, C)", coreML: "loadConstant [C, H, W]", minimumSpecificationVersion: 1),
         .init(irOp: "spaceToDepth / depthToSpace", coreML: "reorganizeData SPACE_TO_DEPTH / DEPTH_TO_SPACE", minimumSpecificationVersion: 1,
               notes: "both DCR (TensorFlow) order"),
+        // MARK: reductions and normalisation ops (NormalizationExport.swift)
+        .init(irOp: "reduce sum / mean / prod / max / min / l1_norm / l2_norm / sum_square",
+              coreML: "reduce SUM / AVG / PROD / MAX / MIN / L1 / L2 / SUMSQUARE over C, H, W, HW or CHW", minimumSpecificationVersion: 1,
+              notes: "the IR output must be Core ML's (reduced axes kept as 1) in the NHWC view; log_sum_exp is refused (LOGSUM is Σ log(x + ε))"),
+        .init(irOp: "layerNorm (C×H×W or H×W)", coreML: "mvn normalizeVariance (+ scale [C, H, W] for gamma/beta)", minimumSpecificationVersion: 1,
+              notes: "acrossChannels for C×H×W; size-1 axes may be added or left out"),
+        .init(irOp: "instanceNorm", coreML: "batchnorm computeMeanVar + instanceNormalization", minimumSpecificationVersion: 1),
+        .init(irOp: "l2Norm (C×H×W)", coreML: "l2normalize", minimumSpecificationVersion: 1),
+        .init(irOp: "localResponseNorm", coreML: "lrn (alpha, beta, localSize, k)", minimumSpecificationVersion: 1),
+        .init(irOp: "logSoftmax", coreML: "error", minimumSpecificationVersion: 1,
+              notes: "no classic layer; softmax + unary LOG underflows to −∞"),
     ]
 }

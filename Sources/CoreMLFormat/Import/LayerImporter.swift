@@ -73,20 +73,13 @@ final class LayerImporter {
             default: return "unary function \(u.type.rawValue) is unknown"
             }
         case let .batchnorm(p):
-            if p.computeMeanVar || p.instanceNormalization {
-                return "batchnorm with computeMeanVar/instanceNormalization (statistics computed at run time) is not expressible in mlconv's IR"
+            if p.computeMeanVar && !p.instanceNormalization {
+                return "batchnorm with computeMeanVar over the batch (statistics of N, H, W at run time) is not expressible in mlconv's IR "
+                    + "(instanceNormalization is: it maps to instanceNorm)"
             }
-        case let .mvn(p):
-            if p.normalizeVariance {
-                return "mean-variance normalisation with normalizeVariance is not expressible in mlconv's IR (no sqrt op); only mean subtraction is"
-            }
-        case .l2normalize: return "l2normalize is not expressible in mlconv's IR (it has no sqrt or division op)"
-        case .lrn: return "local response normalisation (lrn) is not expressible in mlconv's IR (it has no power op)"
+        case .mvn, .l2normalize, .lrn: break  // reductions and normalisation ops: NormalizationImport.swift
         case let .reduce(p):
-            if !Self.reduceSupported(p) {
-                return "reduce \(p.mode.rawValue) over axis \(p.axis.rawValue) is not expressible in mlconv's IR "
-                    + "(supported: average, sum and max over H×W; average and sum over C)"
-            }
+            if let reason = Self.reduceUnsupportedReason(p) { return reason }
         case let .slice(p):
             if p.stride > 1 && p.axis == .channel { return "channel slicing with stride \(p.stride) is not expressible in mlconv's IR" }
         case let .resizeBilinear(p):
@@ -131,13 +124,6 @@ final class LayerImporter {
         }
     }
 
-    static func reduceSupported(_ p: Spec.ReduceLayerParams) -> Bool {
-        switch p.axis {
-        case .hw: return p.mode == .avg || p.mode == .sum || p.mode == .max
-        case .c: return p.mode == .avg || p.mode == .sum
-        default: return false
-        }
-    }
 
     // MARK: - Conversion
 
@@ -165,6 +151,7 @@ final class LayerImporter {
             return [try innerProduct(p, ins[0], name: name, out: out)]
         case let .batchnorm(p):
             try expectInputs(ins, 1)
+            if p.instanceNormalization { return [try instanceNorm(p, ins[0], name: name, out: out)] }  // NormalizationImport.swift
             let x = ins[0], c = b.chw(x).c
             guard Int(p.channels) == c else {
                 throw LayerImportFailure("has \(p.channels) channels but its input has \(c)")
@@ -258,10 +245,18 @@ final class LayerImporter {
             return [try slice(p, ins[0], name: name, out: out)]
         case let .reduce(p):
             try expectInputs(ins, 1)
-            return [try reduce(p, ins[0], name: name, out: out)]
+            return [try reduce(p, ins[0], name: name, out: out)]  // NormalizationImport.swift
         case let .mvn(p):
             try expectInputs(ins, 1)
+            if p.normalizeVariance { return [try mvnVariance(p, ins[0], name: name, out: out)] }  // NormalizationImport.swift
             return [try mvn(p, ins[0], name: name, out: out)]
+        // MARK: reductions and normalisation ops (NormalizationImport.swift)
+        case let .l2normalize(epsilon):
+            try expectInputs(ins, 1)
+            return [try l2normalize(epsilon, ins[0], name: name, out: out)]
+        case let .lrn(p):
+            try expectInputs(ins, 1)
+            return [try lrn(p, ins[0], name: name, out: out)]
         case let .loadConstant(p):
             let s = p.shape.map(Int.init)
             guard s.count == 3, s.allSatisfy({ $0 > 0 }) else {
@@ -817,27 +812,6 @@ final class LayerImporter {
         // Every stride-th row/column: a 1×1 max pool with that stride.
         let strides = axis == 1 ? [stride, 1] : [1, stride]
         return try b.emit(name, .pool2d(Pool2DAttributes(kind: .max, kernel: [1, 1], strides: strides, padding: .valid)), [cropped], output: out)
-    }
-
-    private func reduce(_ p: Spec.ReduceLayerParams, _ x0: String, name: String, out: String) throws -> String {
-        let d = b.chw(x0)
-        switch p.axis {
-        case .hw:
-            let x = try b.toNHWC(x0, base: name)
-            switch p.mode {
-            case .max: return try b.emit(name, .globalPool2d(kind: .max, keepDims: false), [x], output: out)
-            case .avg: return try b.emit(name, .globalPool2d(kind: .average, keepDims: false), [x], output: out)
-            default:
-                let m = try b.emit(name + "__mean", .globalPool2d(kind: .average, keepDims: false), [x])
-                return try b.emit(name, .activation(.linear(alpha: Float(d.h * d.w), beta: 0)), [m], output: out)
-            }
-        case .c:
-            let v: Float = p.mode == .avg ? 1 / Float(d.c) : 1
-            let w = ConstantTensor(shape: [1, d.c], floats: [Float](repeating: v, count: d.c))
-            return try b.emit(name, .dense(DenseAttributes(outputChannels: 1)), [x0], output: out, weights: ["weight": w])
-        default:
-            throw LayerImportFailure(Self.staticUnsupportedReason(.reduce(p)) ?? "unsupported reduction")
-        }
     }
 
     private func mvn(_ p: Spec.MeanVarianceNormalizeLayerParams, _ x0: String, name: String, out: String) throws -> String {

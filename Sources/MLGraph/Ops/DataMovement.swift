@@ -2,22 +2,6 @@
 // sliceBySize, tile, bandPart, cumsum. Definitions follow coremltools' MIL ops
 // (ops/defs/iOS15/tensor_transformation.py and tensor_operation.py). Each works on any element type.
 
-extension Node {
-    /// Each axis of `axes` resolved against `rank` (negative counts from the end), without repeats.
-    func resolveAxes(_ axes: [Int], rank: Int, _ what: String = "axes") throws -> [Int] {
-        var seen = Set<Int>()
-        for a in axes {
-            let r = try resolveAxis(a, rank: rank, what)
-            guard seen.insert(r).inserted else { throw fail("\(what) \(axes) name axis \(r) twice") }
-        }
-        return axes.map { $0 < 0 ? $0 + rank : $0 }
-    }
-
-    func checkAxisList(_ axes: [Int], _ what: String) throws {
-        guard axes.count <= Node.maxRank else { throw fail("\(what) has \(axes.count) entries (at most \(Node.maxRank))") }
-    }
-}
-
 // MARK: - squeeze
 
 /// Definition of `Op.squeeze(axes:)`. MIL `squeeze`, ONNX `Squeeze`.

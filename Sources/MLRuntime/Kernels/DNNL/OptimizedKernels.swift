@@ -19,5 +19,9 @@ enum OptimizedKernels {
         .recurrent: DNNLRecurrent.factory,
         // MARK: shape and data movement ops (issue 9)
         .matmul: DNNLMatMul.factory,
+        // MARK: reductions and normalisation ops
+        .reduce: DNNLReduction.factory,
+        .logSoftmax: DNNLLogSoftmax.factory,
+        .layerNorm: DNNLLayerNorm.factory,
     ]
 }

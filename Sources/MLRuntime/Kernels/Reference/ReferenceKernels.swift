@@ -34,5 +34,12 @@ enum ReferenceKernels {
         .sliceByIndex: ReferenceSlice.make, .sliceBySize: ReferenceSlice.make, .tile: ReferenceTile.make,
         .spaceToDepth: ReferenceSpaceDepth.make, .depthToSpace: ReferenceSpaceDepth.make,
         .resize: ReferenceResize.make, .bandPart: ReferenceBandPart.make, .cumsum: ReferenceCumsum.make,
+        // MARK: reductions and normalisation ops
+        .reduce: ReferenceReduce.make,
+        .logSoftmax: ReferenceLogSoftmax.make,
+        .layerNorm: ReferenceMeanVarianceNorm.make,
+        .instanceNorm: ReferenceMeanVarianceNorm.make,
+        .l2Norm: ReferenceL2Norm.make,
+        .localResponseNorm: ReferenceLocalResponseNorm.make,
     ]
 }
