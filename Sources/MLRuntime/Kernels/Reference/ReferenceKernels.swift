@@ -27,5 +27,19 @@ enum ReferenceKernels {
         .recurrent: ReferenceRecurrent.make,
         .embedding: ReferenceEmbedding.make,
         .sequenceMask: ReferenceSequenceMask.make, .applyMask: ReferenceApplyMask.make,
+        // MARK: typed ops (TypedKernels.swift)
+        .cast: ReferenceCast.make,
+        .argmax: ReferenceArgReduce.make,
+        .argmin: ReferenceArgReduce.make,
+        .compare: ReferenceCompare.make,
+        .logical: ReferenceLogical.make,
+        .select: ReferenceSelect.make,
+        .gather: ReferenceGather.make,
+        .gatherND: ReferenceGatherND.make,
+        .gatherAlongAxis: ReferenceGatherAlongAxis.make,
+        .oneHot: ReferenceOneHot.make,
+        .range1d: ReferenceRange1D.make,
+        .fill: ReferenceFill.make,
+        .topk: ReferenceTopK.make,
     ]
 }
