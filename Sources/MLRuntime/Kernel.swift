@@ -75,8 +75,7 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     case kernelFailure(node: String, message: String)
     /// A node's kernel computes in `expected` (float32 for every kernel that is not a
     /// `TypedKernel`), but its tensor `tensor` has element type `found` (thrown by `Model.init`).
-    /// (`indirect`: a by-value five-field payload miscompiled with Swift 6.3 on Linux — destroying
-    /// the error crashed.)
+    /// (`indirect`: boxed, so the five-field payload does not grow every `RuntimeError` value.)
     indirect case elementTypeMismatch(node: String, op: String, tensor: String, expected: ElementType, found: ElementType)
 
     /// The message: names the node or input, expected and found values, and what to do.

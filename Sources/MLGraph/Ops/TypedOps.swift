@@ -107,6 +107,16 @@ extension Node {
     }
 }
 
+extension AttributeValue {
+    /// A float attribute of the typed ops: an integer (`.int`) when the value is integral and at
+    /// most 2^24 in magnitude, else `number(_:)` — so JSON files that write `2` and files that
+    /// write `2.5` both re-encode exactly as stored (`AttributeReader.float` reads either).
+    static func canonicalNumber(_ f: Float) -> AttributeValue {
+        if f.isFinite, f.rounded() == f, abs(f) <= 16_777_216 { return .int(Int(f)) }
+        return .number(f)
+    }
+}
+
 extension AttributeReader {
     /// An element type by MIL dtype name (`fp32`, `fp16`, `int32`, `int64`, `bool`).
     func elementType(_ name: String) throws -> ElementType {
@@ -337,7 +347,7 @@ enum OneHotDefinition: OpDefinition {
 
     static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
         guard case let .oneHot(a) = op else { return [:] }
-        return ["depth": .int(a.depth), "axis": .int(a.axis), "on_value": .number(a.onValue), "off_value": .number(a.offValue)]
+        return ["depth": .int(a.depth), "axis": .int(a.axis), "on_value": .canonicalNumber(a.onValue), "off_value": .canonicalNumber(a.offValue)]
     }
     static func decodeOp(from r: AttributeReader) throws -> Op {
         .oneHot(OneHotAttributes(depth: try r.int("depth"), axis: try r.int("axis"), onValue: try r.float("on_value"),
@@ -381,7 +391,7 @@ enum Range1DDefinition: OpDefinition {
 
     static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
         guard case let .range1d(a) = op else { return [:] }
-        return ["start": .number(a.start), "end": .number(a.end), "step": .number(a.step), "dtype": .string(a.elementType.milName)]
+        return ["start": .canonicalNumber(a.start), "end": .canonicalNumber(a.end), "step": .canonicalNumber(a.step), "dtype": .string(a.elementType.milName)]
     }
     static func decodeOp(from r: AttributeReader) throws -> Op {
         .range1d(RangeAttributes(start: try r.float("start"), end: try r.float("end"), step: try r.float("step"),
@@ -409,7 +419,7 @@ enum FillDefinition: OpDefinition {
 
     static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
         guard case let .fill(a) = op else { return [:] }
-        return ["shape": .ints(a.shape), "value": .number(a.value), "dtype": .string(a.elementType.milName)]
+        return ["shape": .ints(a.shape), "value": .canonicalNumber(a.value), "dtype": .string(a.elementType.milName)]
     }
     static func decodeOp(from r: AttributeReader) throws -> Op {
         .fill(FillAttributes(shape: try r.ints("shape"), value: try r.float("value"), elementType: try r.elementType("dtype")))
