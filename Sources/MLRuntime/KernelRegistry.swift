@@ -25,6 +25,10 @@ public enum KernelRegistry {
                 return kernel
             }
             if let f = reference[k], let kernel = try f(context) {
+                // Data-movement ops on other element types: their typed versions.
+                if (try? context.checkFloatKernel(kernel)) == nil, let typed = try TypedDataMovementKernels.table[k]?(context) {
+                    return typed
+                }
                 try context.checkFloatKernel(kernel)
                 return kernel
             }

@@ -185,4 +185,36 @@ final class TypedTensorTests: XCTestCase {
         XCTAssertEqual(out["b"]?.bools, x.map { $0 > 0.25 })
         XCTAssertEqual(out["y"]?.scalars, x.map { $0 > 0.25 ? 1 : 0 })
     }
+
+    // MARK: data movement on typed tensors
+
+    /// Reshape, identity, transpose, concat, crop and repeatVector run on int64 / bool / float16
+    /// tensors through their typed versions, giving what the float kernels give on the same values.
+    func testDataMovementOpsRunOnEveryElementType() throws {
+        let cases: [(Op, [[Int]])] = [
+            (.reshape(targetShape: [6, 2]), [[1, 3, 4]]), (.identity, [[2, 3]]), (.transpose(perm: [0, 2, 1]), [[2, 3, 4]]),
+            (.concat(axis: 1), [[2, 3, 2], [2, 1, 2]]), (.crop(crops: [[0, 0], [1, 0], [0, 2]]), [[1, 3, 4]]), (.repeatVector(n: 3), [[2, 4]]),
+        ]
+        for (op, shapes) in cases {
+            let node = Node(name: "n", op: op, inputs: shapes.indices.map { "in\($0)" }, outputs: ["out"])
+            let floats = try shapes.enumerated().map { i, s in
+                try NDArray(shape: s, scalars: randomFloats(count: s.reduce(1, *), seed: UInt64(20 + i)).map { Float(Int($0 * 9)) })
+            }
+            let floatTypes = shapes.map { TensorType($0) }
+            let outFloat = try node.inferOutputTypes(floatTypes)
+            let ref = try KernelRegistry.makeKernel(KernelContext(node: node, inputTypes: floatTypes, outputTypes: outFloat, threadCount: 1),
+                                                    referenceOnly: true)
+            let expected = try runTypedKernel(ref, floats, outputTypes: outFloat)[0]
+            for t in [ElementType.int64, .bool, .float16, .int32] {
+                let types = shapes.map { TensorType($0, t) }
+                let outs = try node.inferOutputTypes(types)
+                XCTAssertEqual(outs[0].elementType, t, "\(op) propagates the element type")
+                let k = try KernelRegistry.makeKernel(KernelContext(node: node, inputTypes: types, outputTypes: outs, threadCount: 1),
+                                                      referenceOnly: false)
+                XCTAssertTrue(k is TypedKernel, "\(op) on \(t)")
+                let got = try runTypedKernel(k, floats.map { $0.converted(to: t) }, outputTypes: outs)[0]
+                XCTAssertEqual(got, expected.converted(to: t), "\(op) on \(t)")
+            }
+        }
+    }
 }
