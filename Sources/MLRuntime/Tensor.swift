@@ -69,7 +69,7 @@ public struct NDArray: Equatable, Sendable, CustomStringConvertible {
         self.elementType = elementType
         if elementType == .float32 {
             var f = [Float](repeating: 0, count: n)
-            f.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: bytes.count)) }
+            f.withUnsafeMutableBytes { dst in bytes.withUnsafeBytes { dst.copyMemory(from: $0) } }
             self.scalars = f
             self.storage = []
         } else {
@@ -186,6 +186,7 @@ public struct NDArray: Equatable, Sendable, CustomStringConvertible {
     /// Re-encodes `storage` (and re-reads `scalars`) for elements `from..<from+count` after the
     /// float view was modified.
     private mutating func resync(from: Int, count: Int) {
+        guard count > 0 else { return }
         let t = elementType, size = t.byteSize
         scalars.withUnsafeBytes { src in
             storage.withUnsafeMutableBytes { dst in

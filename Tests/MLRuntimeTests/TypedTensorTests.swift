@@ -66,6 +66,12 @@ final class TypedTensorTests: XCTestCase {
         XCTAssertEqual(try NDArray(shape: [3], scalars: [-2.7, 0, 2.7]).converted(to: .int64).int64s, [-2, 0, 2])
         XCTAssertEqual(try NDArray(shape: [2], scalars: [.nan, 1e20]).converted(to: .int32).int32s, [0, .max], "NaN → 0, saturating")
         XCTAssertEqual(try a.reshaped([4]).int32s, a.int32s)
+        a.withUnsafeMutableBufferPointer { $0[3] = 2.5 }  // float-view edits reach the typed values
+        XCTAssertEqual(a.int32s, [1, -7, 3, 2])
+        a = try NDArray(shape: [2, 2], int32s: [1, -7, 3, 1 << 24 + 1])
+        var empty = try NDArray(shape: [0, 2], int64s: [])
+        empty.withUnsafeMutableBufferPointer { XCTAssertEqual($0.count, 0) }
+        XCTAssertEqual(empty.int64s, [])
         XCTAssertEqual(a.description, "NDArray<int32>(2, 2)[1, -7, 3, 16777217]")
         XCTAssertNotEqual(try NDArray(shape: [1], int32s: [1]), try NDArray(shape: [1], scalars: [1]), "element types differ")
         assertRuntimeError(.invalidArray(shape: [2], elementCount: 1, message: "the shape needs 2 int64 values (16 bytes), found 8 bytes")) {
