@@ -8,8 +8,10 @@ Each module in Scripts/op_fixtures/ defines cases() yielding dicts:
     name        folder name under Fixtures/ops/ (unique; prefix it with the op kind)
     op          the OpKind raw value (e.g. "unary")
     attributes  the op's attributes in the bundle encoding (docs/BUNDLE_FORMAT.md, OpDefinition)
-    inputs      list of numpy arrays (graph inputs in0, in1, ...)
-    outputs     list of numpy arrays (expected outputs out0, ...)
+    inputs      list of numpy arrays (graph inputs in0, in1, ...); saved in their dtype (float32,
+                float16, int32, int64, bool: the op's input element types; float64 reads as float32)
+    outputs     list of numpy arrays (expected outputs out0, ...), saved in their dtype: the
+                inferred output element types must match; int/bool outputs are compared exactly
     weights     optional dict role -> numpy array (float32)
     tolerance   optional max |ours - numpy| allowed, relative to max(1, |numpy|) (default 1e-5)
 The folder gets in<i>.npy, out<i>.npy, w_<role>.npy and case.json. Deterministic: seeded.

@@ -111,7 +111,8 @@ func existingFile(_ path: String, what: String, directory: Bool = false) throws 
 }
 
 /// Writes one file per output into `dir`: `<name>.png` for image outputs (values clamped to
-/// 0–255 and rounded) and `<name>.npy` (float32) for every output.
+/// 0–255 and rounded) and `<name>.npy` in the output's element type (`<f4`, `<i4`, `<i8`, `|b1`, `<f2`)
+/// for every output.
 func writeOutputs(_ outputs: [String: NDArray], graph: Graph, to dir: URL) throws -> [String] {
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     var written: [String] = []

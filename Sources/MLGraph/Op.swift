@@ -34,7 +34,8 @@ public enum Op: Codable, Hashable, Sendable {
     case custom(CustomLayerAttributes)
     /// Recurrent layer (see `RecurrentAttributes`).
     case recurrent(RecurrentAttributes)
-    /// Keras Embedding: indices x [N, L] (float values holding integers 0…vocab−1) → [N, L, D].
+    /// Keras Embedding: indices x [N, L] (int32, int64, or float32 values holding integers
+    /// 0…vocab−1) → float32 [N, L, D].
     /// Weight "weight" [D, vocab] (Core ML EmbeddingLayerParams layout: [outputChannels,
     /// inputDim]); an index outside 0…vocab−1 gives zeros (documented divergence from TF, which errors).
     case embedding(outputChannels: Int)
@@ -112,6 +113,47 @@ public enum Op: Codable, Hashable, Sendable {
     /// MIL `local_response_norm` / Core ML `lrn` across the channel axis, which is the last axis
     /// in the IR (see `LocalResponseNormAttributes`). One input, same shape out.
     case localResponseNorm(LocalResponseNormAttributes)
+    // MARK: typed ops (integer / bool-valued; Sources/MLGraph/Ops/Typed*.swift)
+    /// MIL `cast`: x (any element type) → the same values in `to` (ONNX `Cast`). Float → integer
+    /// truncates toward zero (saturating, NaN → 0); integer → bool is x ≠ 0.
+    case cast(to: ElementType)
+    /// MIL `reduce_argmax`: index (int32) of the largest value along `axis`; ties → first index,
+    /// NaN counts as the largest (NumPy). ONNX `ArgMax` (select_last_index 0).
+    case argmax(ArgReduceAttributes)
+    /// MIL `reduce_argmin`: index (int32) of the smallest value along `axis` (ties → first, NaN
+    /// counts as the smallest). ONNX `ArgMin`.
+    case argmin(ArgReduceAttributes)
+    /// MIL `equal`, `not_equal`, `less`, `less_equal`, `greater`, `greater_equal`: x, y of one
+    /// element type, NumPy broadcasting → bool (IEEE: any comparison with NaN is false except
+    /// not_equal). ONNX `Equal`, `Less`, `LessOrEqual`, `Greater`, `GreaterOrEqual`.
+    case compare(CompareFunction)
+    /// MIL `logical_and`, `logical_or`, `logical_xor` (two bool inputs, broadcasting) and
+    /// `logical_not` (one bool input) → bool. ONNX `And`, `Or`, `Xor`, `Not`.
+    case logical(LogicalFunction)
+    /// MIL `select`: cond (bool), a, b (one element type), broadcasting → cond ? a : b (ONNX `Where`).
+    case select
+    /// MIL `gather` (batch_dims 0): x, indices (int32/int64; negative wrap once) → x with axis
+    /// `axis` replaced by the indices' shape; an out-of-range index gives zeros. ONNX `Gather`.
+    case gather(axis: Int)
+    /// MIL `gather_nd` (batch_dims 0): x, indices [..., K] (int32/int64) → indices[:-1] + x[K:].
+    /// Negative indices wrap; out of range gives zeros. ONNX `GatherND`.
+    case gatherND
+    /// MIL `gather_along_axis`: x, indices of x's rank (equal to x's shape except on `axis`) →
+    /// out[i] = x[i with axis index indices[i]] (NumPy `take_along_axis`). ONNX `GatherElements`.
+    case gatherAlongAxis(axis: Int)
+    /// MIL `one_hot`: indices (int32/int64) → float32 with a new axis of size `depth` at `axis`:
+    /// `onValue` where the index equals the position, else `offValue` (out-of-range: all off).
+    /// ONNX `OneHot`.
+    case oneHot(OneHotAttributes)
+    /// MIL `range_1d` with constant start, end, step: no input → [ceil((end−start)/step)] values
+    /// start + i·step (NumPy `arange`). ONNX `Range`.
+    case range1d(RangeAttributes)
+    /// MIL `fill` with a constant shape: no input → `shape` filled with `value`. ONNX
+    /// `ConstantOfShape`.
+    case fill(FillAttributes)
+    /// MIL `topk`: x → (values, int32 indices) of the `k` largest (or smallest, `ascending`)
+    /// along `axis`, sorted; ties → lower index first. ONNX `TopK`.
+    case topk(TopKAttributes)
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -161,6 +203,20 @@ public enum Op: Codable, Hashable, Sendable {
         case .instanceNorm: return "instanceNorm"
         case .l2Norm: return "l2Norm"
         case .localResponseNorm: return "localResponseNorm"
+        // MARK: typed ops
+        case .cast: return "cast"
+        case .argmax: return "argmax"
+        case .argmin: return "argmin"
+        case let .compare(f): return f.rawValue
+        case let .logical(f): return f.rawValue
+        case .select: return "select"
+        case .gather: return "gather"
+        case .gatherND: return "gatherND"
+        case .gatherAlongAxis: return "gatherAlongAxis"
+        case .oneHot: return "oneHot"
+        case .range1d: return "range1d"
+        case .fill: return "fill"
+        case .topk: return "topk"
         }
     }
 }
@@ -177,6 +233,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case spaceToDepth, depthToSpace, resize, bandPart, cumsum
     // MARK: reductions and normalisation ops
     case reduce, logSoftmax, layerNorm, instanceNorm, l2Norm, localResponseNorm
+    // MARK: typed ops
+    case cast, argmax, argmin, compare, logical, select, gather, gatherND, gatherAlongAxis, oneHot, range1d, fill, topk
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -228,6 +286,20 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .instanceNorm: return InstanceNormDefinition.self
         case .l2Norm: return L2NormDefinition.self
         case .localResponseNorm: return LocalResponseNormDefinition.self
+        // MARK: typed ops
+        case .cast: return CastDefinition.self
+        case .argmax: return ArgmaxDefinition.self
+        case .argmin: return ArgminDefinition.self
+        case .compare: return CompareDefinition.self
+        case .logical: return LogicalDefinition.self
+        case .select: return SelectDefinition.self
+        case .gather: return GatherDefinition.self
+        case .gatherND: return GatherNDDefinition.self
+        case .gatherAlongAxis: return GatherAlongAxisDefinition.self
+        case .oneHot: return OneHotDefinition.self
+        case .range1d: return Range1DDefinition.self
+        case .fill: return FillDefinition.self
+        case .topk: return TopKDefinition.self
         }
     }
 
@@ -283,6 +355,20 @@ extension Op {
         case .instanceNorm: return .instanceNorm
         case .l2Norm: return .l2Norm
         case .localResponseNorm: return .localResponseNorm
+        // MARK: typed ops
+        case .cast: return .cast
+        case .argmax: return .argmax
+        case .argmin: return .argmin
+        case .compare: return .compare
+        case .logical: return .logical
+        case .select: return .select
+        case .gather: return .gather
+        case .gatherND: return .gatherND
+        case .gatherAlongAxis: return .gatherAlongAxis
+        case .oneHot: return .oneHot
+        case .range1d: return .range1d
+        case .fill: return .fill
+        case .topk: return .topk
         }
     }
 

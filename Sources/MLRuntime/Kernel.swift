@@ -22,7 +22,7 @@ public struct KernelContext {
 /// never throws and never allocates tensors. `run` may be called concurrently from several
 /// threads with different buffers, so kernels hold no per-call mutable state.
 ///
-/// Buffers are float32, dense row-major in the IR layout (NHWC etc.), sized exactly
+/// Buffers are float32 (kernels of other element types adopt `TypedKernel`), dense row-major in the IR layout (NHWC etc.), sized exactly
 /// `inputTypes[i].elementCount` / `outputTypes[i].elementCount`. An output buffer never aliases
 /// an input buffer unless the kernel declares `supportsInPlace`.
 public protocol Kernel: AnyObject {
@@ -73,6 +73,10 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     case invalidArray(shape: [Int], elementCount: Int, message: String)
     /// A kernel failed: at load (invalid weights or attributes) or, for custom layers, at run time.
     case kernelFailure(node: String, message: String)
+    /// A node's kernel computes in `expected` (float32 for every kernel that is not a
+    /// `TypedKernel`), but its tensor `tensor` has element type `found` (thrown by `Model.init`).
+    /// (`indirect`: boxed, so the five-field payload does not grow every `RuntimeError` value.)
+    indirect case elementTypeMismatch(node: String, op: String, tensor: String, expected: ElementType, found: ElementType)
 
     /// The message: names the node or input, expected and found values, and what to do.
     public var description: String {
@@ -95,6 +99,8 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
             return "invalid array of shape \(formatShape(shape)) with \(elementCount) values: \(message)"
         case let .kernelFailure(node, message):
             return "node '\(node)': \(message)"
+        case let .elementTypeMismatch(node, op, tensor, expected, found):
+            return "node '\(node)' (\(op)): its kernel computes in \(expected), but tensor '\(tensor)' is \(found); insert a cast to \(expected) before the node (or after it, for an output)"
         }
     }
 }

@@ -11,14 +11,27 @@ public enum KernelRegistry {
 
 
     /// Builds the kernel for `context.node`, preferring optimized kernels unless `referenceOnly`.
-    /// - Throws: `RuntimeError.unsupportedOp` when no table has the op; a factory's
+    /// - Throws: `RuntimeError.unsupportedOp` when no table has the op;
+    ///   `.elementTypeMismatch` when the kernel is a float32 kernel (not a `TypedKernel`) and a
+    ///   tensor of the node is not float32; a factory's
     ///   `RuntimeError` as is; any other factory error wrapped in `RuntimeError.kernelFailure`
     ///   naming the node.
     public static func makeKernel(_ context: KernelContext, referenceOnly: Bool) throws -> Kernel {
         let k = context.node.op.kind
         do {
-            if !referenceOnly, let f = optimized[k], let kernel = try f(context) { return kernel }
-            if let f = reference[k], let kernel = try f(context) { return kernel }
+            // A float32 kernel on a tensor of another element type is skipped (optimized) or
+            // refused (reference: `RuntimeError.elementTypeMismatch`).
+            if !referenceOnly, let f = optimized[k], let kernel = try f(context), (try? context.checkFloatKernel(kernel)) != nil {
+                return kernel
+            }
+            if let f = reference[k], let kernel = try f(context) {
+                // Data-movement ops on other element types: their typed versions.
+                if (try? context.checkFloatKernel(kernel)) == nil, let typed = try TypedDataMovementKernels.table[k]?(context) {
+                    return typed
+                }
+                try context.checkFloatKernel(kernel)
+                return kernel
+            }
         } catch let e as RuntimeError {
             throw e
         } catch {

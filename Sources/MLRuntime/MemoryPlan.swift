@@ -11,53 +11,63 @@ import MLGraph
 ///   first, each in the smallest gap left between already-placed tensors whose live ranges overlap
 ///   it, else after them (TFLite's arena planner).
 /// - In place: when a node's kernel declares `Kernel.supportsInPlace`, its output 0 has input 0's
-///   element count, input 0 is an intermediate read by no later node, and output 0 is an
+///   byte count, input 0 is an intermediate read by no later node, and output 0 is an
 ///   intermediate, output 0 takes input 0's storage (e.g. a conv → batchNorm → relu chain needs one
 ///   buffer after the conv).
 ///
-/// Offsets and sizes are in float32 elements, each rounded up to `alignmentElements` (64 bytes).
+/// Offsets and sizes are in bytes: a tensor takes `elementCount × elementType.byteSize` bytes
+/// (float32 4, float16 2, int32 4, int64 8, bool 1), rounded up to `alignmentBytes` (64), so every
+/// tensor starts on a 64-byte boundary whatever its type; in-place reuse needs equal byte sizes.
+/// The `…ElementCount` properties give the same sizes in float32 elements (bytes / 4).
 /// - Complexity: O(T²) in the number of intermediate tensors T.
 public struct MemoryPlan: Sendable, Equatable {
     /// Where one tensor lives.
     public enum Location: Hashable, Sendable {
         /// The buffer of graph input number `index` (in `Graph.inputs` order).
         case input(index: Int)
-        /// `offset` elements into the graph-outputs buffer.
+        /// `offset` bytes into the graph-outputs buffer.
         case output(offset: Int)
-        /// `offset` elements into the shared arena.
+        /// `offset` bytes into the shared arena.
         case arena(offset: Int)
     }
 
-    /// Offsets are multiples of this many elements (16 floats = 64 bytes).
-    public static let alignmentElements = 16
+    /// Offsets and sizes are multiples of this many bytes.
+    public static let alignmentBytes = 64
+    /// `alignmentBytes` in float32 elements (16).
+    public static let alignmentElements = alignmentBytes / 4
 
     /// Location of every tensor of the graph, by name.
     public let locations: [String: Location]
-    /// Size of the shared arena in elements.
-    public let arenaElementCount: Int
-    /// Size of the graph-outputs buffer in elements.
-    public let outputElementCount: Int
-    /// Sum of the (aligned) sizes of all intermediate tensors, in elements: what the arena would
-    /// need without any reuse.
-    public let intermediateElementCount: Int
+    /// Size of the shared arena in bytes.
+    public let arenaByteCount: Int
+    /// Size of the graph-outputs buffer in bytes.
+    public let outputByteCount: Int
+    /// Sum of the (aligned) sizes of all intermediate tensors, in bytes: what the arena would need
+    /// without any reuse.
+    public let intermediateByteCount: Int
     /// Number of nodes whose output 0 reuses input 0's storage.
     public let inPlaceNodeCount: Int
 
-    /// Size of the shared arena in bytes.
-    public var arenaByteCount: Int { arenaElementCount * MemoryLayout<Float>.size }
-    /// Sum of intermediate tensor sizes in bytes (no reuse).
-    public var intermediateByteCount: Int { intermediateElementCount * MemoryLayout<Float>.size }
+    /// `arenaByteCount` in float32 elements.
+    public var arenaElementCount: Int { arenaByteCount / 4 }
+    /// `outputByteCount` in float32 elements.
+    public var outputElementCount: Int { outputByteCount / 4 }
+    /// `intermediateByteCount` in float32 elements.
+    public var intermediateElementCount: Int { intermediateByteCount / 4 }
+
+    /// Bytes of tensor type `t` rounded up to `alignmentBytes` (at least one alignment unit).
+    public static func alignedByteCount(_ t: TensorType) -> Int {
+        let n = t.elementCount * t.elementType.byteSize
+        let a = alignmentBytes
+        return Swift.max(a, (n + a - 1) / a * a)
+    }
 
     /// Plans `graph`, whose `tensorTypes` must hold every tensor (after `inferShapes()`).
     /// - Parameter inPlace: whether node number i's kernel supports writing output 0 over input 0.
     /// - Precondition: the graph is verified (every tensor typed, topological order).
     public init(graph: Graph, inPlace: (Int) -> Bool = { _ in false }) {
         let types = graph.tensorTypes
-        func size(_ t: String) -> Int {
-            let n = types[t]!.elementCount
-            let a = MemoryPlan.alignmentElements
-            return Swift.max(a, (n + a - 1) / a * a)
-        }
+        func size(_ t: String) -> Int { MemoryPlan.alignedByteCount(types[t]!) }
         var locations: [String: Location] = [:]
         for (i, input) in graph.inputs.enumerated() { locations[input.name] = .input(index: i) }
         var outputOffset = 0
@@ -81,7 +91,8 @@ public struct MemoryPlan: Sendable, Equatable {
                 total += size(out)
                 let end = lastUse[out] ?? i
                 if k == 0, let in0 = node.inputs.first, let g = groupOf[in0], lastUse[in0] == i,
-                   types[in0]!.elementCount == types[out]!.elementCount, inPlace(i)
+                   types[in0]!.elementCount * types[in0]!.elementType.byteSize == types[out]!.elementCount * types[out]!.elementType.byteSize,
+                   inPlace(i)
                 {
                     groupOf[out] = g
                     groups[g].end = Swift.max(groups[g].end, end)
@@ -114,9 +125,9 @@ public struct MemoryPlan: Sendable, Equatable {
         for (t, g) in groupOf { locations[t] = .arena(offset: groups[g].offset) }
 
         self.locations = locations
-        self.arenaElementCount = arenaEnd
-        self.outputElementCount = outputOffset
-        self.intermediateElementCount = total
+        self.arenaByteCount = arenaEnd
+        self.outputByteCount = outputOffset
+        self.intermediateByteCount = total
         self.inPlaceNodeCount = inPlaceCount
     }
 }

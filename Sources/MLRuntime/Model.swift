@@ -7,8 +7,11 @@ import MLGraph
 /// are memory-mapped): `init` verifies and types the graph, prepares one kernel per node
 /// (oneDNN when available, else the reference kernel), and plans memory once (`MemoryPlan`).
 ///
-/// Every tensor is computed in float32, whatever `ElementType` the graph declares; arrays are
-/// row-major in the IR layout (channels-last, batch first: images are [1, H, W, C]).
+/// Tensors have the element type the graph gives them (float32, float16, int32, int64, bool):
+/// float kernels compute in float32, typed kernels (`TypedKernel`: casts, comparisons, gathers…)
+/// in any type, and a float kernel given a tensor of another type is refused at load
+/// (`RuntimeError.elementTypeMismatch`). Arrays are row-major in the IR layout (channels-last,
+/// batch first: images are [1, H, W, C]).
 ///
 /// Thread safety: `prediction(from:)` may be called concurrently from any number of threads.
 /// Each call borrows a private set of buffers (an arena) from a small pool guarded by a lock;
@@ -48,7 +51,7 @@ public final class Model: @unchecked Sendable {
         /// Full shape in the IR layout, batch first. Inputs also accept the shape without a
         /// leading batch dimension of 1.
         public let shape: [Int]
-        /// Declared element type (values are computed and exchanged as float32 regardless).
+        /// Element type: outputs are returned in it; inputs are converted to it.
         public let elementType: ElementType
         /// Free text from the model (Core ML `FeatureDescription.shortDescription`), or "".
         public let shortDescription: String
@@ -83,12 +86,13 @@ public final class Model: @unchecked Sendable {
         let node: String
         let kernel: Kernel
         let throwing: ThrowingKernel?
+        let typed: TypedKernel?
         let inputs: [MemoryPlan.Location]
         let outputs: [MemoryPlan.Location]
     }
 
     let steps: [Step]
-    let inputElementCounts: [Int]
+    let inputByteCounts: [Int]
     private let inputIndex: [String: Int]
     private let pool: ArenaPool
 
@@ -101,7 +105,9 @@ public final class Model: @unchecked Sendable {
     ///   does not verify; `RuntimeError.missingCustomLayer`
     ///   naming the class and every layer using it when a custom class is not registered in
     ///   `CustomLayerRegistry`; `RuntimeError.customLayerFailure`, `.unsupportedOp` or
-    ///   `.kernelFailure` naming the node when a kernel cannot be prepared.
+    ///   `.kernelFailure` naming the node when a kernel cannot be prepared;
+    ///   `.elementTypeMismatch` naming the node, tensor, expected and found element types when a
+    ///   float32 kernel would read or write a tensor of another type.
     public init(graph: Graph, configuration: Configuration = Configuration()) throws {
         try graph.verify()
         try PassPipeline.inference.validate(disabling: configuration.disabledPasses)
@@ -136,10 +142,10 @@ public final class Model: @unchecked Sendable {
         let plan = MemoryPlan(graph: typed) { kernels[$0].supportsInPlace }
         self.memoryPlan = plan
         self.steps = zip(typed.nodes, kernels).map { node, kernel in
-            Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel,
+            Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel, typed: kernel as? TypedKernel,
                  inputs: node.inputs.map { plan.locations[$0]! }, outputs: node.outputs.map { plan.locations[$0]! })
         }
-        self.inputElementCounts = typed.inputs.map { $0.type.elementCount }
+        self.inputByteCounts = typed.inputs.map { $0.type.elementCount * $0.type.elementType.byteSize }
         self.inputIndex = Dictionary(typed.inputs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
 
         let d = typed.description
@@ -158,8 +164,11 @@ public final class Model: @unchecked Sendable {
     /// Runs the model.
     /// - Parameter inputs: one array per model input, by name, with the input's shape
     ///   (`modelDescription.inputs[i].shape`) or that shape without its leading batch 1.
-    ///   NaN and infinite values are allowed and propagate as IEEE arithmetic says.
-    /// - Returns: one array per model output, by name, with the output's full shape.
+    ///   NaN and infinite values are allowed and propagate as IEEE arithmetic says. An array whose
+    ///   element type differs from the input's is converted to it (MIL `cast` semantics: float →
+    ///   integer truncates toward zero), so float arrays holding integers feed integer inputs.
+    /// - Returns: one array per model output, by name, with the output's full shape and element
+    ///   type (`modelDescription.outputs[i].elementType`).
     /// - Throws: `RuntimeError.unknownInput` for a name that is not an input,
     ///   `.missingInput` for an absent input, `.shapeMismatch` naming the input, expected and found
     ///   shapes; `.kernelFailure` naming the node when a custom layer's `evaluate` throws.
@@ -199,13 +208,13 @@ public final class Model: @unchecked Sendable {
             guard a.shape == s || (s.first == 1 && a.shape == Array(s.dropFirst())) else {
                 throw RuntimeError.shapeMismatch(input: input.name, expected: s, found: a.shape)
             }
-            arrays.append(a)
+            arrays.append(a.converted(to: input.type.elementType))
         }
 
         let arena = pool.acquire() ?? Arena(model: self)
         defer { pool.release(arena) }
         for (i, a) in arrays.enumerated() {
-            a.withUnsafeBufferPointer { if let p = $0.baseAddress { arena.inputs[i].update(from: p, count: $0.count) } }
+            a.withUnsafeBytes { if let p = $0.baseAddress { arena.inputs[i].copyMemory(from: p, byteCount: $0.count) } }
         }
         for (s, step) in steps.enumerated() {
             let t0 = timings == nil ? 0 : DispatchTime.now().uptimeNanoseconds
@@ -220,43 +229,59 @@ public final class Model: @unchecked Sendable {
                 do { try t.runThrowing(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s]) } catch {
                     throw RuntimeError.kernelFailure(node: step.node, message: "\(error)")
                 }
+            } else if let t = step.typed {
+                t.run(typedInputs: arena.stepRawInputs[s], typedOutputs: arena.stepRawOutputs[s])
             } else {
                 step.kernel.run(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s])
             }
         }
         var result: [String: NDArray] = [:]
         for name in graph.outputs {
-            let shape = graph.tensorTypes[name]!.shape
+            let t = graph.tensorTypes[name]!
             let p = arena.pointer(memoryPlan.locations[name]!)
-            result[name] = try NDArray(shape: shape, scalars: Array(UnsafeBufferPointer(start: p, count: shape.reduce(1, *))))
+            if t.elementType == .float32 {
+                let f = p.assumingMemoryBound(to: Float.self)
+                result[name] = try NDArray(shape: t.shape, scalars: Array(UnsafeBufferPointer(start: f, count: t.elementCount)))
+            } else {
+                let bytes = Array(UnsafeRawBufferPointer(start: p, count: t.elementCount * t.elementType.byteSize))
+                result[name] = try NDArray(shape: t.shape, elementType: t.elementType, bytes: bytes)
+            }
         }
         return result
     }
 }
 
-/// The buffers of one prediction: graph inputs, graph outputs, and the shared arena, plus each
-/// step's resolved pointers (so that running allocates nothing).
+/// The buffers of one prediction: graph inputs, graph outputs, and the shared arena (sizes and
+/// offsets in bytes, 64-byte aligned), plus each step's resolved pointers (so that running
+/// allocates nothing). The memory is bound to Float (float kernels use it as such); typed kernels
+/// read and write it through raw pointers.
 final class Arena {
-    let inputs: [UnsafeMutablePointer<Float>]
-    let outputs: UnsafeMutablePointer<Float>
-    let arena: UnsafeMutablePointer<Float>
+    let inputs: [UnsafeMutableRawPointer]
+    let outputs: UnsafeMutableRawPointer
+    let arena: UnsafeMutableRawPointer
     private(set) var stepInputs: [[UnsafePointer<Float>]] = []
     private(set) var stepOutputs: [[UnsafeMutablePointer<Float>]] = []
+    private(set) var stepRawInputs: [[UnsafeRawPointer]] = []
+    private(set) var stepRawOutputs: [[UnsafeMutableRawPointer]] = []
 
-    private static func allocate(_ count: Int) -> UnsafeMutablePointer<Float> {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1) * MemoryLayout<Float>.size, alignment: 64)
-        return raw.initializeMemory(as: Float.self, repeating: 0, count: Swift.max(count, 1))
+    private static func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
+        let floats = Swift.max(1, (byteCount + 3) / 4)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: floats * MemoryLayout<Float>.size, alignment: 64)
+        raw.initializeMemory(as: Float.self, repeating: 0, count: floats)
+        return raw
     }
 
     init(model: Model) {
-        inputs = model.inputElementCounts.map { Arena.allocate($0) }
-        outputs = Arena.allocate(model.memoryPlan.outputElementCount)
-        arena = Arena.allocate(model.memoryPlan.arenaElementCount)
-        stepInputs = model.steps.map { $0.inputs.map { UnsafePointer(pointer($0)) } }
-        stepOutputs = model.steps.map { $0.outputs.map { pointer($0) } }
+        inputs = model.inputByteCounts.map { Arena.allocate($0) }
+        outputs = Arena.allocate(model.memoryPlan.outputByteCount)
+        arena = Arena.allocate(model.memoryPlan.arenaByteCount)
+        stepRawInputs = model.steps.map { $0.inputs.map { UnsafeRawPointer(pointer($0)) } }
+        stepRawOutputs = model.steps.map { $0.outputs.map { pointer($0) } }
+        stepInputs = stepRawInputs.map { $0.map { $0.assumingMemoryBound(to: Float.self) } }
+        stepOutputs = stepRawOutputs.map { $0.map { $0.assumingMemoryBound(to: Float.self) } }
     }
 
-    func pointer(_ location: MemoryPlan.Location) -> UnsafeMutablePointer<Float> {
+    func pointer(_ location: MemoryPlan.Location) -> UnsafeMutableRawPointer {
         switch location {
         case let .input(i): return inputs[i]
         case let .output(offset): return outputs + offset

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import MLGraph
 
 /// Errors reading or writing NumPy `.npy` files. Each names the file (its path, or the name given
 /// to `NPY.decode(_:name:)`).
@@ -16,7 +17,7 @@ public enum NPYError: Error, CustomStringConvertible, Equatable {
     case malformedHeader(file: String, message: String)
     /// The file ends before the header or the data does.
     case truncated(file: String, expectedBytes: Int, foundBytes: Int)
-    /// The dtype is not one of `<f4`, `<f8`, `<f2`, `<i4`, `<i8` (little-endian).
+    /// The dtype is not one of `<f4`, `<f8`, `<f2`, `<i4`, `<i8` (little-endian) or `|b1`.
     case unsupportedDType(file: String, dtype: String)
     /// The array is stored in Fortran (column-major) order; save it with C order
     /// (`np.ascontiguousarray`).
@@ -31,7 +32,7 @@ public enum NPYError: Error, CustomStringConvertible, Equatable {
         case let .unsupportedVersion(f, major, minor): return "\(f): unsupported .npy format version \(major).\(minor) (1.0, 2.0, 3.0 are read)"
         case let .malformedHeader(f, m): return "\(f): malformed .npy header: \(m)"
         case let .truncated(f, e, found): return "\(f): truncated .npy file: needs \(e) bytes, has \(found)"
-        case let .unsupportedDType(f, d): return "\(f): unsupported .npy dtype '\(d)'; supported: <f4, <f8, <f2, <i4, <i8 (little-endian)"
+        case let .unsupportedDType(f, d): return "\(f): unsupported .npy dtype '\(d)'; supported: <f4, <f8, <f2, <i4, <i8 (little-endian), |b1"
         case let .fortranOrder(f): return "\(f): array is in Fortran order; save it in C order (np.ascontiguousarray)"
         case let .io(f, m): return "\(f): \(m)"
         }
@@ -40,10 +41,12 @@ public enum NPYError: Error, CustomStringConvertible, Equatable {
 
 /// Reader and writer of NumPy `.npy` files (format versions 1.0, 2.0 and 3.0, C order).
 ///
-/// Reading accepts little-endian `<f4` (float32), `<f8` (float64), `<f2` (float16), `<i4` (int32)
-/// and `<i8` (int64), converting every value to `Float` (`=` native order is read as little-endian;
-/// the runtime only targets little-endian machines). Writing always produces version 1.0 (2.0 when
-/// the header exceeds 65535 bytes) with dtype `<f4`, the header padded to a multiple of 64 bytes.
+/// Reading accepts little-endian `<f4` (float32), `<f2` (float16), `<i4` (int32), `<i8` (int64)
+/// and `|b1` (bool), giving an `NDArray` of that element type, and `<f8` (float64), converted to
+/// float32 (`=` native order is read as little-endian; the runtime only targets little-endian
+/// machines). Writing produces version 1.0 (2.0 when the header exceeds 65535 bytes) in the
+/// array's element type (`<f4`, `<f2`, `<i4`, `<i8`, `|b1`), the header padded to a multiple of 64
+/// bytes.
 public enum NPY {
     static let magic: [UInt8] = [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59]  // \x93NUMPY
 
@@ -92,22 +95,28 @@ public enum NPY {
             let header = String(decoding: headerBytes, as: UTF8.self)
             let (descr, fortran, shape) = try parseHeader(header, name: name)
             guard !fortran else { throw NPYError.fortranOrder(file: name) }
-            let count = shape.reduce(1, *)
-            let (byteSize, convert) = try converter(for: descr, name: name)
+            var count = 1
+            for d in shape {
+                let (p, o) = count.multipliedReportingOverflow(by: d)
+                guard !o, p <= TensorType.maxElementCount else { throw NPYError.malformedHeader(file: name, message: "shape \(shape) has too many elements") }
+                count = p
+            }
+            let (type, byteSize) = try elementType(for: descr, name: name)
             let needed = dataStart + count * byteSize
             guard raw.count >= needed else {
                 throw NPYError.truncated(file: name, expectedBytes: needed, foundBytes: raw.count)
             }
             let body = UnsafeRawBufferPointer(rebasing: raw[dataStart..<needed])
-            let scalars = [Float](unsafeUninitializedCapacity: count) { buf, initialized in
-                convert(body, buf)
-                initialized = count
+            if byteSize == 8 && type == .float32 {  // <f8, converted to float32
+                let scalars = (0..<count).map { Float(Double(bitPattern: UInt64(littleEndian: body.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)))) }
+                return try NDArray(shape: shape, scalars: scalars)
             }
-            return try NDArray(shape: shape, scalars: scalars)
+            return try NDArray(shape: shape, elementType: type, bytes: Array(body))
         }
     }
 
-    /// Encodes `array` as `.npy` bytes (version 1.0, `<f4`, C order).
+    /// Encodes `array` as `.npy` bytes (version 1.0, C order) in its element type: `<f4`, `<f2`,
+    /// `<i4`, `<i8` or `|b1`.
     public static func encode(_ array: NDArray) -> Data {
         let shapeText: String
         switch array.shape.count {
@@ -115,7 +124,7 @@ public enum NPY {
         case 1: shapeText = "(\(array.shape[0]),)"
         default: shapeText = "(" + array.shape.map(String.init).joined(separator: ", ") + ")"
         }
-        var dict = "{'descr': '<f4', 'fortran_order': False, 'shape': \(shapeText), }"
+        var dict = "{'descr': '\(descr(array.elementType))', 'fortran_order': False, 'shape': \(shapeText), }"
         // Pad with spaces so that magic + version + length + header (ending in \n) is a multiple
         // of 64 bytes, as NumPy does.
         let version2 = dict.utf8.count + 1 + 10 > 65535
@@ -131,13 +140,8 @@ public enum NPY {
             out.append(contentsOf: [1, 0, UInt8(len & 0xFF), UInt8(len >> 8)])
         }
         out.append(contentsOf: Array(dict.utf8))
-        array.withUnsafeBufferPointer { buf in
-            #if _endian(little)
-            out.append(UnsafeBufferPointer(start: buf.baseAddress, count: buf.count))
-            #else
-            for v in buf { withUnsafeBytes(of: v.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
-            #endif
-        }
+        // The runtime targets little-endian machines only: the bytes are written as they are.
+        array.withUnsafeBytes { out.append(contentsOf: $0) }
         return out
     }
 
@@ -199,25 +203,31 @@ public enum NPY {
         return (descr, fortran, shape)
     }
 
-    /// Element byte size and a converter from little-endian raw values to Float.
-    static func converter(for descr: String, name: String) throws
-        -> (Int, (UnsafeRawBufferPointer, UnsafeMutableBufferPointer<Float>) -> Void)
-    {
+    /// The `.npy` dtype string of `type`.
+    static func descr(_ type: ElementType) -> String {
+        switch type {
+        case .float32: return "<f4"
+        case .float16: return "<f2"
+        case .int32: return "<i4"
+        case .int64: return "<i8"
+        case .bool: return "|b1"
+        }
+    }
+
+    /// The element type an `.npy` dtype is read as, and the dtype's size in bytes (`<f8` is read
+    /// as float32, 8 bytes per stored value).
+    static func elementType(for descr: String, name: String) throws -> (ElementType, Int) {
         var d = Substring(descr)
+        if d == "|b1" || d == "b1" || d == "?" { return (.bool, 1) }
         if d.first == "<" || d.first == "=" { d = d.dropFirst() } else if d.first == "|" || d.first == ">" {
             throw NPYError.unsupportedDType(file: name, dtype: descr)
         }
-        func load<T>(_: T.Type, _ f: @escaping (T) -> Float) -> (Int, (UnsafeRawBufferPointer, UnsafeMutableBufferPointer<Float>) -> Void) {
-            (MemoryLayout<T>.size, { src, dst in
-                for i in 0..<dst.count { dst[i] = f(src.loadUnaligned(fromByteOffset: i * MemoryLayout<T>.size, as: T.self)) }
-            })
-        }
         switch d {
-        case "f4": return load(UInt32.self) { Float(bitPattern: UInt32(littleEndian: $0)) }
-        case "f8": return load(UInt64.self) { Float(Double(bitPattern: UInt64(littleEndian: $0))) }
-        case "f2": return load(UInt16.self) { Float(Float16(bitPattern: UInt16(littleEndian: $0))) }
-        case "i4": return load(Int32.self) { Float(Int32(littleEndian: $0)) }
-        case "i8": return load(Int64.self) { Float(Int64(littleEndian: $0)) }
+        case "f4": return (.float32, 4)
+        case "f8": return (.float32, 8)
+        case "f2": return (.float16, 2)
+        case "i4": return (.int32, 4)
+        case "i8": return (.int64, 8)
         default: throw NPYError.unsupportedDType(file: name, dtype: descr)
         }
     }

@@ -127,7 +127,7 @@ final class MemoryPlanTests: XCTestCase {
             let arena = plan.locations.compactMap { name, loc -> (String, Int)? in
                 if case let .arena(offset) = loc { return (name, offset) } else { return nil }
             }
-            func size(_ t: String) -> Int { g.tensorTypes[t]!.elementCount }
+            func size(_ t: String) -> Int { g.tensorTypes[t]!.elementCount * g.tensorTypes[t]!.elementType.byteSize }  // offsets are bytes
             for (a, oa) in arena {
                 for (b, ob) in arena where a < b && def[a]! <= last[b]! && def[b]! <= last[a]! {
                     XCTAssertTrue(oa + size(a) <= ob || ob + size(b) <= oa, "seed \(seed): \(a) and \(b) are live together and overlap")

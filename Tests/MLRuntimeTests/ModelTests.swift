@@ -136,6 +136,15 @@ final class ModelTests: XCTestCase {
             for (node, inputs) in OpSamples.samples(for: kind) {
                 let outs = try node.inferOutputTypes(inputs)
                 let ctx = KernelContext(node: node, inputTypes: inputs, outputTypes: outs, threadCount: 1)
+                if (inputs + outs).contains(where: { $0.elementType != .float32 }) {  // typed ops: raw buffers
+                    let arrays = try randomTypedArrays(inputs, seed: 7)
+                    let ref = try KernelRegistry.makeKernel(ctx, referenceOnly: true)
+                    let r = try runTypedKernel(ref, arrays, outputTypes: outs)
+                    XCTAssertTrue(r.allSatisfy { $0.scalars.allSatisfy(\.isFinite) }, "\(kind) \(node.op): non-finite reference output")
+                    let f = try runTypedKernel(try KernelRegistry.makeKernel(ctx, referenceOnly: false), arrays, outputTypes: outs)
+                    XCTAssertEqual(r, f, "\(kind) \(node.op)")
+                    continue
+                }
                 let data = inputs.enumerated().map { i, t in
                     randomFloats(count: t.elementCount, seed: UInt64(7 + i)).map { kind == .embedding ? Float(Int(abs($0) * 9)) : ($0 > -0.8 ? $0 : 0) }
                 }

@@ -7,7 +7,9 @@ import XCTest
 /// Runs every case in Fixtures/ops/ (made by Scripts/make_op_fixtures.py from NumPy formulas):
 /// the op is decoded from the case's stored attributes (the bundle encoding), its output types are
 /// inferred, and the reference kernel — and the optimized kernel, where one covers the case — must
-/// match NumPy's outputs within the case's tolerance (relative to max(1, |expected|)).
+/// match NumPy's outputs within the case's tolerance (relative to max(1, |expected|)); integer and
+/// bool outputs exactly. Inputs and outputs keep their `.npy` dtypes (int32, int64, bool, …), and
+/// the inferred output element types must be the stored ones.
 final class OpFixtureTests: XCTestCase {
     struct Case: Decodable {
         var group: String
@@ -66,16 +68,22 @@ final class OpFixtureTests: XCTestCase {
         }
         let node = Node(name: name, op: op, inputs: (0..<c.inputs).map { "in\($0)" }, outputs: (0..<c.outputs).map { "out\($0)" },
                         weights: weights)
-        let inTypes = ins.map { TensorType($0.shape) }
+        let inTypes = ins.map { TensorType($0.shape, $0.elementType) }
         let outTypes = try node.inferOutputTypes(inTypes)
         XCTAssertEqual(outTypes.map(\.shape), expected.map(\.shape), "\(name): inferred output shapes")
-        guard outTypes.map(\.shape) == expected.map(\.shape) else { return }
+        XCTAssertEqual(outTypes.map(\.elementType), expected.map(\.elementType), "\(name): inferred output element types")
+        guard outTypes.map(\.shape) == expected.map(\.shape), outTypes.map(\.elementType) == expected.map(\.elementType) else { return }
         let ctx = KernelContext(node: node, inputTypes: inTypes, outputTypes: outTypes, threadCount: 2)
         var kernels = [("reference", try KernelRegistry.makeKernel(ctx, referenceOnly: true))]
         if let f = KernelRegistry.optimized[kind], let fast = try f(ctx) { kernels.append(("optimized", fast)) }
         for (label, kernel) in kernels {
-            let got = runKernel(kernel, ins.map(\.scalars), outputCounts: expected.map(\.count))
+            let got = try runTypedKernel(kernel, ins, outputTypes: outTypes).map(\.scalars)
             for (i, (g, e)) in zip(got, expected).enumerated() {
+                if e.elementType.isInteger || e.elementType == .bool {  // integer and bool outputs: exact
+                    let gi = try runTypedKernel(kernel, ins, outputTypes: outTypes)[i].int64s
+                    XCTAssertEqual(gi, e.int64s, "\(name) \(label) output \(i) (\(e.elementType)) differs from NumPy")
+                    continue
+                }
                 var worst: Float = 0, at = 0
                 for j in 0..<e.count {
                     let a = g[j], b = e.scalars[j]

@@ -60,3 +60,41 @@ func runKernel(_ kernel: Kernel, _ inputs: [[Float]], outputCounts: [Int]) -> [[
     kernel.run(inputs: ins.map { UnsafePointer($0) }, outputs: outs)
     return zip(outs, outputCounts).map { Array(UnsafeBufferPointer(start: $0, count: $1)) }
 }
+
+/// Runs `kernel` on typed `inputs` (raw buffers of each array's element type; `run(typedInputs:…)`
+/// for a `TypedKernel`, else the float entry point) into outputs of `outputTypes` pre-filled with
+/// 0xFF bytes (NaN for floats, −1 for integers), returned as typed arrays.
+func runTypedKernel(_ kernel: Kernel, _ inputs: [NDArray], outputTypes: [TensorType]) throws -> [NDArray] {
+    let ins = inputs.map { a -> UnsafeMutableRawPointer in
+        let n = a.count * a.elementType.byteSize
+        let p = UnsafeMutableRawPointer.allocate(byteCount: max(n, 1), alignment: 64)
+        a.withUnsafeBytes { if let b = $0.baseAddress { p.copyMemory(from: b, byteCount: n) } }
+        return p
+    }
+    let outs = outputTypes.map { t -> UnsafeMutableRawPointer in
+        let n = t.elementCount * t.elementType.byteSize
+        let p = UnsafeMutableRawPointer.allocate(byteCount: max(n, 1), alignment: 64)
+        p.initializeMemory(as: UInt8.self, repeating: 0xFF, count: max(n, 1))
+        return p
+    }
+    defer { ins.forEach { $0.deallocate() }; outs.forEach { $0.deallocate() } }
+    if let t = kernel as? TypedKernel {
+        t.run(typedInputs: ins.map { UnsafeRawPointer($0) }, typedOutputs: outs)
+    } else {
+        kernel.run(inputs: ins.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) },
+                   outputs: outs.map { $0.assumingMemoryBound(to: Float.self) })
+    }
+    return try zip(outs, outputTypes).map { p, t in
+        try NDArray(shape: t.shape, elementType: t.elementType,
+                    bytes: Array(UnsafeRawBufferPointer(start: p, count: t.elementCount * t.elementType.byteSize)))
+    }
+}
+
+/// Random arrays for `types`: float32 as `randomFloats`; integers in 0…2; bools; float16.
+func randomTypedArrays(_ types: [TensorType], seed: UInt64) throws -> [NDArray] {
+    try types.enumerated().map { i, t in
+        let f = randomFloats(count: t.elementCount, seed: seed + UInt64(i))
+        let a = try NDArray(shape: t.shape, scalars: t.elementType.isInteger ? f.map { Float(Int(abs($0) * 2.99)) } : f)
+        return a.converted(to: t.elementType == .bool ? .bool : t.elementType)
+    }
+}

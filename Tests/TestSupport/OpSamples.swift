@@ -143,6 +143,43 @@ public enum OpSamples {
             return [(node(.l2Norm(L2NormAttributes(axes: [-3, -2, -1]))), [nhwc])]
         case .localResponseNorm:
             return [(node(.localResponseNorm(LocalResponseNormAttributes(size: 3, alpha: 1e-2, beta: 0.75, k: 2))), [nhwc])]
+        // MARK: typed ops
+        case .cast:
+            return [(node(.cast(to: .int32)), [TensorType([2, 3, 4])]), (node(.cast(to: .float32)), [TensorType([2, 3], .int64)]),
+                    (node(.cast(to: .bool)), [TensorType([2, 3])]), (node(.cast(to: .float16)), [TensorType([2, 3], .int32)]),
+                    (node(.cast(to: .int64)), [TensorType([2, 3], .bool)])]
+        case .argmax:
+            return [(node(.argmax(ArgReduceAttributes(axis: -1))), [TensorType([2, 3, 4])]),
+                    (node(.argmax(ArgReduceAttributes(axis: 1, keepDims: true))), [TensorType([2, 3, 4], .int32)])]
+        case .argmin:
+            return [(node(.argmin(ArgReduceAttributes(axis: 0))), [TensorType([2, 3, 4])])]
+        case .compare:
+            return CompareFunction.allCases.map { (node(.compare($0), 2), [nhwc, TensorType([1, 1, 1, 4])]) }
+                + [(node(.compare(.less), 2), [TensorType([2, 3], .int32), TensorType([3], .int32)])]
+        case .logical:
+            return [LogicalFunction.and, .or, .xor].map { (node(.logical($0), 2), [TensorType([2, 3], .bool), TensorType([3], .bool)]) }
+                + [(node(.logical(.not)), [TensorType([2, 3], .bool)])]
+        case .select:
+            return [(node(.select, 3), [TensorType([2, 1, 4], .bool), TensorType([2, 3, 4]), TensorType([4])])]
+        case .gather:
+            return [(node(.gather(axis: 1), 2), [TensorType([2, 5, 3]), TensorType([4], .int32)]),
+                    (node(.gather(axis: -1), 2), [TensorType([2, 3], .int32), TensorType([2, 2], .int64)])]
+        case .gatherND:
+            return [(node(.gatherND, 2), [TensorType([3, 4, 5]), TensorType([2, 2], .int32)])]
+        case .gatherAlongAxis:
+            return [(node(.gatherAlongAxis(axis: 1), 2), [TensorType([2, 4, 3]), TensorType([2, 2, 3], .int64)])]
+        case .oneHot:
+            return [(node(.oneHot(OneHotAttributes(depth: 4))), [TensorType([2, 3], .int32)]),
+                    (node(.oneHot(OneHotAttributes(depth: 3, axis: 0, onValue: 2, offValue: -1))), [TensorType([2, 3], .int64)])]
+        case .range1d:
+            return [(node(.range1d(RangeAttributes(start: 0, end: 5, step: 1, elementType: .int32)), 0), []),
+                    (node(.range1d(RangeAttributes(start: 1, end: -1, step: -0.25)), 0), [])]
+        case .fill:
+            return [(node(.fill(FillAttributes(shape: [2, 3], value: 1.5)), 0), []),
+                    (node(.fill(FillAttributes(shape: [4], value: 7, elementType: .int64)), 0), [])]
+        case .topk:
+            return [(node(.topk(TopKAttributes(k: 2)), outputs: 2), [TensorType([2, 5])]),
+                    (node(.topk(TopKAttributes(k: 3, axis: 0, ascending: true)), outputs: 2), [TensorType([4, 2], .int32)])]
         }
     }
 }

@@ -139,6 +139,13 @@ extension ExportWriter {
         // MARK: reductions and normalisation ops
         case .reduce, .logSoftmax, .layerNorm, .instanceNorm, .l2Norm, .localResponseNorm:
             lowerNormalization(node, ins, inBlobs, out)  // NormalizationExport.swift
+        // MARK: typed ops
+        case .cast, .argmax, .argmin, .compare, .logical, .select, .gather, .gatherND, .gatherAlongAxis, .oneHot, .range1d, .fill, .topk:
+            // The writer emits specification-1…3 NeuralNetwork models, whose blobs are float
+            // [Seq, C, H, W] tensors: integer and bool tensors, and the ND layers that take them
+            // (argMax, gather, equal, …: spec 4, rank-N layout), are outside what it writes.
+            fail(node, "\(node.op.name) produces or reads integer / bool tensors, which the classic (spec ≤ 3) NeuralNetwork layout cannot hold",
+                 "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
         }
     }
 

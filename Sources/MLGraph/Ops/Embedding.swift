@@ -21,6 +21,9 @@ enum EmbeddingDefinition: OpDefinition {
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .embedding(d) = node.op else { return [] }
         try node.expectInputs(ins, 1); try node.expectRank(ins[0], 2, "[N, L] index input")
+        guard ins[0].elementType == .float32 || ins[0].elementType.isInteger else {
+            throw node.fail("indices must be int32, int64 or float32 holding integers, found \(ins[0].elementType)")
+        }
         guard let w = node.weights["weight"], w.shape.count == 2, w.shape[0] == d else {
             throw node.fail("missing weight 'weight' of shape (\(d), vocabulary size)")
         }

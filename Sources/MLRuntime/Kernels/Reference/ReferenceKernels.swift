@@ -41,5 +41,19 @@ enum ReferenceKernels {
         .instanceNorm: ReferenceMeanVarianceNorm.make,
         .l2Norm: ReferenceL2Norm.make,
         .localResponseNorm: ReferenceLocalResponseNorm.make,
+        // MARK: typed ops (TypedKernels.swift)
+        .cast: ReferenceCast.make,
+        .argmax: ReferenceArgReduce.make,
+        .argmin: ReferenceArgReduce.make,
+        .compare: ReferenceCompare.make,
+        .logical: ReferenceLogical.make,
+        .select: ReferenceSelect.make,
+        .gather: ReferenceGather.make,
+        .gatherND: ReferenceGatherND.make,
+        .gatherAlongAxis: ReferenceGatherAlongAxis.make,
+        .oneHot: ReferenceOneHot.make,
+        .range1d: ReferenceRange1D.make,
+        .fill: ReferenceFill.make,
+        .topk: ReferenceTopK.make,
     ]
 }
