@@ -44,6 +44,17 @@ public enum Op: Codable, Hashable, Sendable {
     /// Multiplies each step of x [N, T, …] (input 0) by mask [N, T] (input 1): Keras `Masking`'s
     /// own output (masked steps become 0).
     case applyMask
+    // MARK: elementwise math ops
+    /// y = f(scale·x + shift) elementwise (`UnaryAttributes`, `UnaryFunction`); one input, same
+    /// shape out, any layout. MIL `abs`, `sqrt`, `rsqrt`, `inverse`, `exp`, `log`, `round`, …;
+    /// ONNX `Abs`, `Neg`, `Sqrt`, `Reciprocal`, …; Core ML `unary`.
+    case unary(UnaryAttributes)
+    /// f(x, y) with NumPy broadcasting (output: the broadcast shape). Inputs: x, y — or x alone
+    /// when the node has weight "y" (a constant second operand of any broadcastable shape).
+    /// MIL `add`, `sub`, `mul`, `real_div`, `floor_div`, `mod`, `pow`, `maximum`, `minimum`.
+    case binary(BinaryFunction)
+    /// y = min(max(x, alpha), beta); one input, same shape out. MIL `clip`, ONNX `Clip`.
+    case clip(alpha: Float, beta: Float)
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -71,6 +82,10 @@ public enum Op: Codable, Hashable, Sendable {
         case .embedding: return "embedding"
         case .sequenceMask: return "sequenceMask"
         case .applyMask: return "applyMask"
+        // MARK: elementwise math ops
+        case .unary: return "unary"
+        case .binary: return "binary"
+        case .clip: return "clip"
         }
     }
 }
@@ -82,6 +97,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case conv2d, deconv2d, dense, batchNorm, activation, softmax, prelu, pool2d, globalPool2d
     case pad, crop, upsample2d, reshape, transpose, elementwise, concat, repeatVector, identity
     case custom, recurrent, embedding, sequenceMask, applyMask
+    // MARK: elementwise math ops
+    case unary, binary, clip
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -111,6 +128,10 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .embedding: return EmbeddingDefinition.self
         case .sequenceMask: return SequenceMaskDefinition.self
         case .applyMask: return ApplyMaskDefinition.self
+        // MARK: elementwise math ops
+        case .unary: return UnaryDefinition.self
+        case .binary: return BinaryDefinition.self
+        case .clip: return ClipDefinition.self
         }
     }
 
@@ -144,6 +165,10 @@ extension Op {
         case .embedding: return .embedding
         case .sequenceMask: return .sequenceMask
         case .applyMask: return .applyMask
+        // MARK: elementwise math ops
+        case .unary: return .unary
+        case .binary: return .binary
+        case .clip: return .clip
         }
     }
 

@@ -132,6 +132,10 @@ extension ExportWriter {
         case let .custom(a): lowerCustom(node, a, inBlobs)
         case .recurrent, .embedding, .sequenceMask, .applyMask:
             lowerSequenceNode(node)  // RecurrentExport.swift
+        // MARK: elementwise math ops (ElementwiseMathExport.swift)
+        case let .unary(a): lowerUnary(node, a, inBlobs[0], out)
+        case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
+        case let .clip(alpha, beta): lowerClip(node, alpha: alpha, beta: beta, inBlobs[0], out)
         }
     }
 
@@ -358,6 +362,9 @@ extension ExportWriter {
             lowerExactGELU(node: node, input: input, output: output, layerName: layerName)
         case .exponential:
             emit(layerName, [input], [output], Self.unary(.exp))
+        // MARK: elementwise math ops (ElementwiseMathExport.swift)
+        case .mish, .hardSwish, .parametricSoftplus, .scaledTanh, .geluSigmoid, .logSigmoid:
+            lowerMathActivation(a, node: node, input: input, output: output, layerName: layerName)
         }
     }
 

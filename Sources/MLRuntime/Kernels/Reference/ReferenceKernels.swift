@@ -27,5 +27,7 @@ enum ReferenceKernels {
         .recurrent: ReferenceRecurrent.make,
         .embedding: ReferenceEmbedding.make,
         .sequenceMask: ReferenceSequenceMask.make, .applyMask: ReferenceApplyMask.make,
+        // MARK: elementwise math ops
+        .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
     ]
 }
