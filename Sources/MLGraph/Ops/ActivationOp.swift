@@ -20,6 +20,13 @@ enum ActivationDefinition: OpDefinition {
         try node.expectInputs(ins, 1)
         return [ins[0]]
     }
+    // MARK: elementwise math ops: the op's codec, {"activation": Activation.attributeValue}.
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .activation(a) = op else { return [:] }
+        return ["activation": a.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .activation(try Activation(attribute: "activation", of: a)) }
 }
 
 extension Activation {
