@@ -17,5 +17,7 @@ enum OptimizedKernels {
         .elementwise: DNNLElementwise.factory,
         .crop: FastCopyKernels.crop, .pad: FastCopyKernels.pad, .upsample2d: FastCopyKernels.upsample,
         .recurrent: DNNLRecurrent.factory,
+        // MARK: elementwise math ops (DNNLElementwiseMath.swift)
+        .unary: DNNLUnary.factory, .binary: DNNLBinary.factory, .clip: DNNLClip.factory,
     ]
 }
