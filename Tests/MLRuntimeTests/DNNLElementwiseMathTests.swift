@@ -140,3 +140,23 @@ final class DNNLElementwiseMathTests: XCTestCase {
         }
     }
 }
+
+extension DNNLElementwiseMathTests {
+    /// NaN through clip and threshold: the reference keeps NaN (as `np.clip` / `np.maximum`);
+    /// oneDNN's clip_v2 maps NaN to the lower bound — the documented divergence, as for ReLU
+    /// (docs/ELEMENTWISE_MATH.md); every other value agrees.
+    func testNaNThroughClipAndThreshold() throws {
+        let x: [Float] = [.nan, -5, 0.5, 5, .infinity, -.infinity]
+        for op: Op in [.clip(alpha: -1, beta: 1), .unary(UnaryAttributes(.threshold, alpha: 0.25))] {
+            let node = Node(name: "n", op: op, inputs: ["x"], outputs: ["y"])
+            let types = [TensorType([6])]
+            let ctx = KernelContext(node: node, inputTypes: types, outputTypes: types, threadCount: 1)
+            let ref = try XCTUnwrap(try KernelRegistry.makeKernel(ctx, referenceOnly: true))
+            let fast = try XCTUnwrap(try OptimizedKernels.table[op.kind]?(ctx), "oneDNN should take \(op)")
+            let r = runKernel(ref, [x], outputCounts: [6])[0], f = runKernel(fast, [x], outputCounts: [6])[0]
+            XCTAssertTrue(r[0].isNaN, "reference \(op): \(r)")
+            XCTAssertEqual(f[0], op.kind == .clip ? -1 : 0.25, "oneDNN \(op) maps NaN to the lower bound: \(f)")
+            XCTAssertEqual(Array(r.dropFirst()), Array(f.dropFirst()), "\(op)")
+        }
+    }
+}

@@ -23,7 +23,8 @@ func makeDNNLEltwiseKernel(_ ctx: KernelContext, _ e: DNNLEltwise) throws -> Ker
 }
 
 /// `Op.unary` on one oneDNN eltwise operation: abs, sqrt, exp, square, log (epsilon 0), power
-/// (eltwise_pow 1·x^α), inverse and rsqrt with epsilon 0 (pow −1, −½), threshold (clip_v2 [α, ∞)),
+/// (eltwise_pow 1·x^α), inverse and rsqrt with epsilon 0 (pow −1, −½), threshold (clip_v2 [α, ∞);
+/// maps NaN to α, the divergence `DNNLClip` documents),
 /// round (half to even, as the reference), and neg with any scale/shift (linear). Declines an
 /// input transform (scale ≠ 1 or shift ≠ 0) for the others (a second eltwise would be needed:
 /// see `DNNLActivation` for why chains are avoided) and the functions oneDNN lacks (exp2, sin,
@@ -56,7 +57,8 @@ enum DNNLUnary {
 }
 
 /// `Op.clip` on oneDNN eltwise clip_v2 (bounds may be infinite); declines alpha > beta, where
-/// clip_v2 would not give the reference's min(max(x, α), β) = β.
+/// clip_v2 would not give the reference's min(max(x, α), β) = β. Known divergence (as oneDNN's
+/// ReLU): clip_v2 maps NaN to alpha where the reference keeps NaN (`referenceOnly` keeps it).
 enum DNNLClip {
     static let factory: KernelFactory = dnnlFactory(make)
 
