@@ -276,7 +276,8 @@ public enum KerasActivationKind: Hashable, Sendable {
 
     /// Activation names this converter maps.
     public static let supportedNames = ["linear", "relu", "relu6", "sigmoid", "hard_sigmoid", "tanh", "softmax", "softplus",
-                                        "softsign", "elu", "selu", "swish", "silu", "gelu", "exponential", "leaky_relu"]
+                                        "softsign", "elu", "selu", "swish", "silu", "gelu", "exponential", "leaky_relu",
+                                        "mish", "hard_silu", "hard_swish", "log_sigmoid"]
 
     /// Maps a Keras activation name; nil for names the IR cannot express.
     /// `hard_sigmoid` is 0.2x+0.5 before Keras 3 and relu6(x+3)/6 from Keras 3 on.
@@ -298,6 +299,10 @@ public enum KerasActivationKind: Hashable, Sendable {
         case "gelu": self = .fused(.gelu(approximate: false))
         case "exponential": self = .fused(.exponential)
         case "leaky_relu": self = .fused(.leakyReLU(alpha: 0.2))
+        // MARK: elementwise math ops (issue 9): Keras 3 activations.
+        case "mish": self = .fused(.mish)
+        case "hard_silu", "hard_swish": self = .fused(.hardSwish)  // x·relu6(x + 3)/6
+        case "log_sigmoid": self = .fused(.logSigmoid)
         default: return nil
         }
     }

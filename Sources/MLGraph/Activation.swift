@@ -37,6 +37,21 @@ public enum Activation: Codable, Hashable, Sendable {
     case exponential
     /// y = x if x > theta else 0 (Keras `ThresholdedReLU`).
     case thresholdedReLU(theta: Float)
+    // MARK: elementwise math ops (activations added with issue 9)
+    /// y = x·tanh(softplus(x)) (Keras `mish`, MIL has none: ONNX `Mish`).
+    case mish
+    /// y = x·relu6(x + 3)/6 (Keras 3 `hard_silu` / `hard_swish`, ONNX `HardSwish`).
+    case hardSwish
+    /// y = alpha·log(1 + e^(beta·x)) (Core ML `ActivationParametricSoftplus`, MIL
+    /// `softplus_parametric`). Scalar alpha and beta: Core ML's per-channel vectors import as this
+    /// activation when uniform, else as softplus between per-channel scales.
+    case parametricSoftplus(alpha: Float, beta: Float)
+    /// y = alpha·tanh(beta·x) (Core ML `ActivationScaledTanh`, MIL `scaled_tanh`).
+    case scaledTanh(alpha: Float, beta: Float)
+    /// y = x·sigmoid(1.702·x) (MIL `gelu` mode SIGMOID_APPROXIMATION, Core ML `gelu` likewise).
+    case geluSigmoid
+    /// y = log(sigmoid(x)) = −softplus(−x) (Keras 3 `log_sigmoid`).
+    case logSigmoid
 
     /// The identity, `linear(alpha: 1, beta: 0)`.
     public static let identity = Activation.linear(alpha: 1, beta: 0)
@@ -74,7 +89,19 @@ public enum Activation: Codable, Hashable, Sendable {
             return 0.5 * x * (1 + erff(x / 1.4142135623730951))
         case .exponential: return expf(x)
         case let .thresholdedReLU(theta): return x > theta ? x : 0
+        case .mish: return x * tanhf(Activation.softplusValue(x))
+        case .hardSwish: return x * Swift.min(6, Swift.max(0, x + 3)) / 6
+        case let .parametricSoftplus(alpha, beta): return alpha * Activation.softplusValue(beta * x)
+        case let .scaledTanh(alpha, beta): return alpha * tanhf(beta * x)
+        case .geluSigmoid: return x / (1 + expf(-1.702 * x))
+        case .logSigmoid: return -Activation.softplusValue(-x)
         }
+    }
+
+    /// log(1 + eˣ) without overflow for large x.
+    @inlinable
+    static func softplusValue(_ x: Float) -> Float {
+        x > 20 ? x : log1pf(expf(x))
     }
 }
 

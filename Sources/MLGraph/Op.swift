@@ -45,6 +45,17 @@ public enum Op: Codable, Hashable, Sendable {
     /// Multiplies each step of x [N, T, …] (input 0) by mask [N, T] (input 1): Keras `Masking`'s
     /// own output (masked steps become 0).
     case applyMask
+    // MARK: elementwise math ops
+    /// y = f(scale·x + shift) elementwise (`UnaryAttributes`, `UnaryFunction`); one input, same
+    /// shape out, any layout. MIL `abs`, `sqrt`, `rsqrt`, `inverse`, `exp`, `log`, `round`, …;
+    /// ONNX `Abs`, `Neg`, `Sqrt`, `Reciprocal`, …; Core ML `unary`.
+    case unary(UnaryAttributes)
+    /// f(x, y) with NumPy broadcasting (output: the broadcast shape). Inputs: x, y — or x alone
+    /// when the node has weight "y" (a constant second operand of any broadcastable shape).
+    /// MIL `add`, `sub`, `mul`, `real_div`, `floor_div`, `mod`, `pow`, `maximum`, `minimum`.
+    case binary(BinaryFunction)
+    /// y = min(max(x, alpha), beta); one input, same shape out. MIL `clip`, ONNX `Clip`.
+    case clip(alpha: Float, beta: Float)
 
     // MARK: shape and data movement ops (issue 9)
     /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
@@ -217,6 +228,10 @@ public enum Op: Codable, Hashable, Sendable {
         case .range1d: return "range1d"
         case .fill: return "fill"
         case .topk: return "topk"
+        // MARK: elementwise math ops
+        case .unary: return "unary"
+        case .binary: return "binary"
+        case .clip: return "clip"
         }
     }
 }
@@ -235,6 +250,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case reduce, logSoftmax, layerNorm, instanceNorm, l2Norm, localResponseNorm
     // MARK: typed ops
     case cast, argmax, argmin, compare, logical, select, gather, gatherND, gatherAlongAxis, oneHot, range1d, fill, topk
+    // MARK: elementwise math ops
+    case unary, binary, clip
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -300,6 +317,10 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .range1d: return Range1DDefinition.self
         case .fill: return FillDefinition.self
         case .topk: return TopKDefinition.self
+        // MARK: elementwise math ops
+        case .unary: return UnaryDefinition.self
+        case .binary: return BinaryDefinition.self
+        case .clip: return ClipDefinition.self
         }
     }
 
@@ -369,6 +390,10 @@ extension Op {
         case .range1d: return .range1d
         case .fill: return .fill
         case .topk: return .topk
+        // MARK: elementwise math ops
+        case .unary: return .unary
+        case .binary: return .binary
+        case .clip: return .clip
         }
     }
 

@@ -226,7 +226,7 @@ final class CoreMLImportTests: XCTestCase {
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
              ImportSpecs.layer("sq", ["c"], ["d"], .squeeze(axes: [0], squeezeAll: false)),
-             ImportSpecs.layer("log", ["d"], ["e"], .unary(Spec.UnaryFunctionLayerParams(type: .log))),
+             ImportSpecs.layer("log", ["d"], ["e"], .unary(Spec.UnaryFunctionLayerParams(type: .init(rawValue: 42)))),
              ImportSpecs.layer("bn", ["e"], ["y"], .batchnorm(Spec.BatchnormLayerParams(channels: 4, computeMeanVar: true)))])
         XCTAssertThrowsError(try CoreMLImporter.graph(from: m, fileName: "bad.mlmodel")) { error in
             guard let e = error as? CoreMLImportError, case let .unsupportedLayers(file, problems) = e else {

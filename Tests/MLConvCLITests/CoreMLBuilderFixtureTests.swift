@@ -71,7 +71,6 @@ final class CoreMLBuilderFixtureTests: XCTestCase {
     /// as soon as the importer takes them).
     static let importerGaps: [String: String] = [
         "resize_bilinear_align_corners": "CoreMLImporter rejects resizeBilinear (the writer emits it for align-corners upsampling)",
-        "unary_inverse": "the IR has no reciprocal, so CoreMLImporter rejects unary INVERSE (the writer emits it for exact GELU)",
     ]
 
     func testBuilderFixturesImportRunAndRoundTripThroughTheWriter() throws {

@@ -146,10 +146,7 @@ final class CoreMLExportParityTests: XCTestCase {
     /// Fixtures whose exported model uses a layer CoreMLImporter cannot read back (the IR has no
     /// op for it); reported, not failed. `Scripts/check_mlmodel_export.py load` runs them with
     /// its NumPy interpreter instead (MLCONV_EXPORT_DIR).
-    static let importerGaps: [String: String] = [
-        "activations_k2": "exact GELU is written with unary INVERSE, which the IR (and so CoreMLImporter) cannot express",
-        "activations_k3": "exact GELU is written with unary INVERSE, which the IR (and so CoreMLImporter) cannot express",
-    ]
+    static let importerGaps: [String: String] = [:]  // exact GELU's unary INVERSE imports since issue 9
 
     // MARK: - Keras fixtures
 

@@ -33,7 +33,10 @@ public enum OpSamples {
             let all: [Activation] = [.linear(alpha: 2, beta: -1), .relu, .clippedReLU(maxValue: 6, negativeSlope: 0.1, threshold: 0.5),
                                      .clippedReLU(maxValue: nil, negativeSlope: 0, threshold: 0), .leakyReLU(alpha: 0.3), .elu(alpha: 1.5),
                                      .selu, .sigmoid, .hardSigmoid(alpha: 0.2, beta: 0.5), .tanh, .softplus, .softsign, .swish,
-                                     .gelu(approximate: true), .gelu(approximate: false), .exponential, .thresholdedReLU(theta: 0.4)]
+                                     .gelu(approximate: true), .gelu(approximate: false), .exponential, .thresholdedReLU(theta: 0.4),
+                                     // MARK: elementwise math ops
+                                     .mish, .hardSwish, .parametricSoftplus(alpha: 1.5, beta: 0.5), .scaledTanh(alpha: 1.7159, beta: 0.6667),
+                                     .geluSigmoid, .logSigmoid]
             return all.map { (node(.activation($0)), [TensorType([2, 3, 4])]) }
         case .softmax:
             return [(node(.softmax(axis: 1)), [TensorType([2, 5, 3])])]
@@ -180,6 +183,23 @@ public enum OpSamples {
         case .topk:
             return [(node(.topk(TopKAttributes(k: 2)), outputs: 2), [TensorType([2, 5])]),
                     (node(.topk(TopKAttributes(k: 3, axis: 0, ascending: true)), outputs: 2), [TensorType([4, 2], .int32)])]
+        // MARK: elementwise math ops
+        case .unary:
+            return UnaryFunction.allCases.map {
+                // scale and shift keep x' = 0.5x + 1.5 positive for inputs in [−1, 1] (finite sqrt, log, …).
+                (node(.unary(UnaryAttributes($0, alpha: $0 == .power ? 3 : 0.25, epsilon: $0.milDefaultEpsilon, scale: 0.5, shift: 1.5))), [nhwc])
+            }
+        case .binary:
+            // Two inputs where any values are fine; a constant y in [0.5, 2] (integers for pow) for the others.
+            return BinaryFunction.allCases.map { f in
+                switch f {
+                case .add, .sub, .mul, .maximum, .minimum: return (node(.binary(f), 2), [nhwc, TensorType([1, 1, 1, 4])])
+                case .pow: return (node(.binary(f), weights: ["y": ConstantTensor(shape: [4], floats: [2, 3, 1, 0])]), [nhwc])
+                case .realDiv, .floorDiv, .mod: return (node(.binary(f), weights: ["y": randomConstant([6, 1], in: 0.5 ... 2)]), [nhwc])
+                }
+            } + [(node(.binary(.sub), 2), [TensorType([4]), TensorType([2, 3, 1])])]
+        case .clip:
+            return [(node(.clip(alpha: -1, beta: 2)), [nhwc]), (node(.clip(alpha: -.infinity, beta: 0.5)), [nhwc])]
         }
     }
 }

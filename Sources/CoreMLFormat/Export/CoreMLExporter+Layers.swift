@@ -146,6 +146,10 @@ extension ExportWriter {
             // (argMax, gather, equal, …: spec 4, rank-N layout), are outside what it writes.
             fail(node, "\(node.op.name) produces or reads integer / bool tensors, which the classic (spec ≤ 3) NeuralNetwork layout cannot hold",
                  "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
+        // MARK: elementwise math ops (ElementwiseMathExport.swift)
+        case let .unary(a): lowerUnary(node, a, inBlobs[0], out)
+        case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
+        case let .clip(alpha, beta): lowerClip(node, alpha: alpha, beta: beta, inBlobs[0], out)
         }
     }
 
@@ -372,6 +376,9 @@ extension ExportWriter {
             lowerExactGELU(node: node, input: input, output: output, layerName: layerName)
         case .exponential:
             emit(layerName, [input], [output], Self.unary(.exp))
+        // MARK: elementwise math ops (ElementwiseMathExport.swift)
+        case .mish, .hardSwish, .parametricSoftplus, .scaledTanh, .geluSigmoid, .logSigmoid:
+            lowerMathActivation(a, node: node, input: input, output: output, layerName: layerName)
         }
     }
 

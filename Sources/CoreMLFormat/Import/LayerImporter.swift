@@ -64,14 +64,8 @@ final class LayerImporter {
         case let .concat(seq):
             if seq { return "sequence concatenation (sequenceConcat) is not supported: mlconv's IR has no sequence axis" }
         case let .unary(u):
-            switch u.type {
-            case .exp, .threshold, .abs: break
-            case .power where u.alpha == 1 || u.alpha == 2: break
-            case .power: return "unary power with exponent \(u.alpha) is not expressible in mlconv's IR (only 1 and 2)"
-            case .sqrt, .rsqrt, .inverse, .log:
-                return "unary \(unaryName(u.type)) is not expressible in mlconv's IR (it has no sqrt, reciprocal or log op)"
-            default: return "unary function \(u.type.rawValue) is unknown"
-            }
+            // MARK: elementwise math ops: every UnaryFunctionLayerParams type imports as `Op.unary`.
+            if Self.unaryFunction(u.type) == nil { return "unary function \(u.type.rawValue) is unknown" }
         case let .batchnorm(p):
             if p.computeMeanVar && !p.instanceNormalization {
                 return "batchnorm with computeMeanVar over the batch (statistics of N, H, W at run time) is not expressible in mlconv's IR "
@@ -96,8 +90,7 @@ final class LayerImporter {
             if k == .copy || k == .tanh { break }
             return Self.rankNReason
         case .clip, .clampedReLU: break
-        case let .gelu(mode):
-            if mode == .sigmoidApproximation { return "gelu with the sigmoid approximation is not expressible in mlconv's IR" }
+        case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
         default:
@@ -285,7 +278,9 @@ final class LayerImporter {
             return [try b.emit(name, .activation(.tanh), ins, output: out)]
         case let .clip(lo, hi):
             try expectInputs(ins, 1)
-            return [try clip(lo: lo, hi: hi, ins[0], name: name, out: out)]
+            // MARK: elementwise math ops: Core ML clip is MIL clip, min(max(x, minVal), maxVal).
+            guard !lo.isNaN, !hi.isNaN else { throw LayerImportFailure("clip bounds [\(lo), \(hi)] must not be NaN") }
+            return [try b.emit(name, .clip(alpha: lo, beta: hi), ins, output: out)]
         case let .clampedReLU(alpha, beta):
             try expectInputs(ins, 1)
             if beta >= 0 {
@@ -296,7 +291,8 @@ final class LayerImporter {
             return [try clip(lo: -.infinity, hi: beta, leaky, name: name, out: out)]
         case let .gelu(mode):
             try expectInputs(ins, 1)
-            return [try b.emit(name, .activation(.gelu(approximate: mode == .tanhApproximation)), ins, output: out)]
+            let act: Activation = mode == .sigmoidApproximation ? .geluSigmoid : .gelu(approximate: mode == .tanhApproximation)
+            return [try b.emit(name, .activation(act), ins, output: out)]
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }
@@ -464,12 +460,7 @@ final class LayerImporter {
         case .softsign: act = .softsign
         case .softplus: act = .softplus
         case let .scaledTanh(alpha, beta):
-            // alpha·tanh(beta·x)
-            var t = x
-            if beta != 1 { t = try b.emit(name + "__scale_in", .activation(.linear(alpha: beta, beta: 0)), [t]) }
-            if alpha == 1 { return try b.emit(name, .activation(.tanh), [t], output: out) }
-            t = try b.emit(name + "__tanh", .activation(.tanh), [t])
-            return try b.emit(name, .activation(.linear(alpha: alpha, beta: 0)), [t], output: out)
+            act = .scaledTanh(alpha: alpha, beta: beta)  // alpha·tanh(beta·x)
         case let .preLU(alpha):
             let c = b.chw(x).c
             let values = try perChannel(alpha, channels: c, what: "PReLU alpha")
@@ -480,6 +471,9 @@ final class LayerImporter {
             let c = b.chw(x).c
             let a = try perChannel(alpha, channels: c, what: "parametricSoftplus alpha")
             let bt = try perChannel(beta, channels: c, what: "parametricSoftplus beta")
+            if let a0 = a.first, let b0 = bt.first, a.allSatisfy({ $0 == a0 }), bt.allSatisfy({ $0 == b0 }) {
+                return try b.emit(name, .activation(.parametricSoftplus(alpha: a0, beta: b0)), [x], output: out)
+            }
             var t = x
             if bt.contains(where: { $0 != 1 }) { t = try channelAffine(t, scale: bt, bias: nil, name: name + "__scale_in") }
             if a.allSatisfy({ $0 == 1 }) { return try b.emit(name, .activation(.softplus), [t], output: out) }
@@ -728,33 +722,30 @@ final class LayerImporter {
         return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: [t[0] / d.h, t[1] / d.w], mode: mode)), [x], output: out)
     }
 
-    private func unary(_ p: Spec.UnaryFunctionLayerParams, _ x: String, name: String, out: String) throws -> String {
-        // f(scale·x + shift); a scale of 0 is the proto3 default for "unset" and means 1.
-        let scale: Float = p.scale == 0 ? 1 : p.scale
-        var t = x
-        let affine = scale != 1 || p.shift != 0
-        switch p.type {
-        case .exp:
-            if affine { t = try b.emit(name + "__affine", .activation(.linear(alpha: scale, beta: p.shift)), [t]) }
-            return try b.emit(name, .activation(.exponential), [t], output: out)
-        case .threshold:
-            // max(x', alpha) = relu(x' − alpha) + alpha.
-            t = try b.emit(name + "__shift", .activation(.linear(alpha: scale, beta: p.shift - p.alpha)), [t])
-            t = try b.emit(name + "__relu", .activation(.relu), [t])
-            return try b.emit(name, .activation(.linear(alpha: 1, beta: p.alpha)), [t], output: out)
-        case .abs:
-            // |x'| = max(x', −x').
-            if affine { t = try b.emit(name + "__affine", .activation(.linear(alpha: scale, beta: p.shift)), [t]) }
-            let neg = try b.emit(name + "__neg", .activation(.linear(alpha: -1, beta: 0)), [t])
-            return try b.emit(name, .elementwise(.maximum), [t, neg], output: out)
-        case .power where p.alpha == 1:
-            return try b.emit(name, .activation(.linear(alpha: scale, beta: p.shift)), [t], output: out)
-        case .power where p.alpha == 2:
-            if affine { t = try b.emit(name + "__affine", .activation(.linear(alpha: scale, beta: p.shift)), [t]) }
-            return try b.emit(name, .elementwise(.multiply), [t, t], output: out)
-        default:
-            throw LayerImportFailure("unary \(Self.unaryName(p.type)) is not expressible in mlconv's IR")
+    // MARK: elementwise math ops
+    /// The IR function of a Core ML unary type; nil for an unknown type.
+    static func unaryFunction(_ t: Spec.UnaryFunctionLayerParams.Operation) -> UnaryFunction? {
+        switch t {
+        case .sqrt: return .sqrt
+        case .rsqrt: return .rsqrt
+        case .inverse: return .inverse
+        case .power: return .power
+        case .exp: return .exp
+        case .log: return .log
+        case .abs: return .abs
+        case .threshold: return .threshold
+        default: return nil
         }
+    }
+
+    /// `UnaryFunctionLayerParams` per NeuralNetwork.proto: y = f(scale·x + shift), a scale of 0
+    /// (unset) meaning 1; epsilon (0 or unset meaning 1e-6) enters RSQRT 1/√(x+ε) and INVERSE
+    /// 1/(x+ε) only (LOG is log x); alpha is POWER's exponent and THRESHOLD's floor.
+    private func unary(_ p: Spec.UnaryFunctionLayerParams, _ x: String, name: String, out: String) throws -> String {
+        guard let f = Self.unaryFunction(p.type) else { throw LayerImportFailure("unary function \(p.type.rawValue) is unknown") }
+        let epsilon: Float = f == .rsqrt || f == .inverse ? (p.epsilon == 0 ? 1e-6 : p.epsilon) : 0
+        let a = UnaryAttributes(f, alpha: f.usesAlpha ? p.alpha : 0, epsilon: epsilon, scale: p.scale == 0 ? 1 : p.scale, shift: p.shift)
+        return try b.emit(name, .unary(a), [x], output: out)
     }
 
     /// clip(x, lo, hi) = clippedReLU(x − lo, max hi − lo) + lo.

@@ -5,9 +5,11 @@ enum ActivationDefinition: OpDefinition {
     static let kind = OpKind.activation
     static let summary = "elementwise activation function (Activation: relu, sigmoid, gelu, …)"
     static let milOps = ["relu", "relu6", "leaky_relu", "elu", "sigmoid", "sigmoid_hard", "tanh", "softplus",
-                         "softsign", "silu", "gelu", "linear_activation", "thresholded_relu", "exp", "clamped_relu"]
+                         "softsign", "silu", "gelu", "linear_activation", "thresholded_relu", "exp", "clamped_relu",
+                         "softplus_parametric", "scaled_tanh"]
     static let onnxOps = ["Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "HardSigmoid", "Tanh", "Softplus",
-                          "Softsign", "Gelu", "ThresholdedRelu", "Exp"]
+                          "Softsign", "Gelu", "ThresholdedRelu", "Exp",
+                          "Mish", "HardSwish"]
 
     static func checkAttributes(of node: Node) throws {
         guard case let .activation(a) = node.op else { return }
@@ -39,6 +41,10 @@ extension Activation {
         case let .hardSigmoid(alpha, beta): try node.checkFinite(alpha, "alpha"); try node.checkFinite(beta, "beta")
         case let .thresholdedReLU(theta): try node.checkFinite(theta, "theta")
         case .relu, .selu, .sigmoid, .tanh, .softplus, .softsign, .swish, .gelu, .exponential: break
+        // MARK: elementwise math ops
+        case let .parametricSoftplus(alpha, beta), let .scaledTanh(alpha, beta):
+            try node.checkFinite(alpha, "alpha"); try node.checkFinite(beta, "beta")
+        case .mish, .hardSwish, .geluSigmoid, .logSigmoid: break
         }
     }
 }
@@ -67,6 +73,13 @@ extension Activation {
         case let .gelu(approximate): return f("gelu", ["approximate": .bool(approximate)])
         case .exponential: return f("exponential")
         case let .thresholdedReLU(theta): return f("thresholdedReLU", ["theta": .number(theta)])
+        // MARK: elementwise math ops
+        case .mish: return f("mish")
+        case .hardSwish: return f("hardSwish")
+        case let .parametricSoftplus(alpha, beta): return f("parametricSoftplus", ["alpha": .number(alpha), "beta": .number(beta)])
+        case let .scaledTanh(alpha, beta): return f("scaledTanh", ["alpha": .number(alpha), "beta": .number(beta)])
+        case .geluSigmoid: return f("geluSigmoid")
+        case .logSigmoid: return f("logSigmoid")
         }
     }
 
@@ -91,6 +104,13 @@ extension Activation {
         case "gelu": self = .gelu(approximate: try o.bool("approximate"))
         case "exponential": self = .exponential
         case "thresholdedReLU": self = .thresholdedReLU(theta: try o.float("theta"))
+        // MARK: elementwise math ops
+        case "mish": self = .mish
+        case "hardSwish": self = .hardSwish
+        case "parametricSoftplus": self = .parametricSoftplus(alpha: try o.float("alpha"), beta: try o.float("beta"))
+        case "scaledTanh": self = .scaledTanh(alpha: try o.float("alpha"), beta: try o.float("beta"))
+        case "geluSigmoid": self = .geluSigmoid
+        case "logSigmoid": self = .logSigmoid
         case let other: throw o.mismatch("function", expected: "a known activation function", found: .string(other))
         }
     }

@@ -206,6 +206,18 @@ func dnnlEltwiseChain(_ activation: Activation?) -> [DNNLEltwise]? {
     case .exponential: return [DNNLEltwise(alg: dnnl_eltwise_exp)]
     case let .thresholdedReLU(theta):
         return theta == 0 ? [DNNLEltwise(alg: dnnl_eltwise_relu, alpha: 0)] : nil
+    // MARK: elementwise math ops (activations added with issue 9)
+    case .mish: return [DNNLEltwise(alg: dnnl_eltwise_mish)]
+    case .hardSwish: return [DNNLEltwise(alg: dnnl_eltwise_hardswish)]
+    case let .parametricSoftplus(alpha, beta):
+        // oneDNN 2.6's soft_relu has no parameters: linear(β) first, α as the eltwise scale.
+        return (beta == 1 ? [] : [DNNLEltwise(alg: dnnl_eltwise_linear, alpha: beta, beta: 0)])
+            + [DNNLEltwise(alg: dnnl_eltwise_soft_relu, scale: alpha)]
+    case let .scaledTanh(alpha, beta):
+        return (beta == 1 ? [] : [DNNLEltwise(alg: dnnl_eltwise_linear, alpha: beta, beta: 0)])
+            + [DNNLEltwise(alg: dnnl_eltwise_tanh, scale: alpha)]
+    case .geluSigmoid: return [DNNLEltwise(alg: dnnl_eltwise_swish, alpha: 1.702)]
+    case .logSigmoid: return [DNNLEltwise(alg: dnnl_eltwise_logsigmoid)]
     }
 }
 

@@ -23,5 +23,7 @@ enum OptimizedKernels {
         .reduce: DNNLReduction.factory,
         .logSoftmax: DNNLLogSoftmax.factory,
         .layerNorm: DNNLLayerNorm.factory,
+        // MARK: elementwise math ops (DNNLElementwiseMath.swift)
+        .unary: DNNLUnary.factory, .binary: DNNLBinary.factory, .clip: DNNLClip.factory,
     ]
 }

@@ -55,5 +55,7 @@ enum ReferenceKernels {
         .range1d: ReferenceRange1D.make,
         .fill: ReferenceFill.make,
         .topk: ReferenceTopK.make,
+        // MARK: elementwise math ops
+        .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
     ]
 }
