@@ -9,6 +9,9 @@ public protocol KerasLayerConverter {
     /// `mlconv ops`; the conversion session checks every layer's nodes against it). Wrappers
     /// (TimeDistributed, Bidirectional) list their own; the wrapped layer's converter adds its.
     var ops: Set<OpKind> { get }
+    /// The kinds `mlconv ops` lists this converter's classes under: `ops` without the kinds a
+    /// wrapper adds around any layer (mask propagation). Default `ops`.
+    var listedOps: Set<OpKind> { get }
     /// The Keras variables the layer stores for this config, in Keras' order (e.g. Conv2D:
     /// ["kernel", "bias"], BatchNormalization with scale=False: ["beta", "moving_mean",
     /// "moving_variance"]); [] for layers without weights. Used to match stored weights (by name,
@@ -19,6 +22,7 @@ public protocol KerasLayerConverter {
 }
 
 extension KerasLayerConverter {
+    public var listedOps: Set<OpKind> { ops }
     /// Default: no weights.
     public func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { [] }
 }
@@ -90,4 +94,9 @@ public enum KerasLayerRegistry {
 
     /// The converter for a class name.
     public static func converter(for className: String) -> (any KerasLayerConverter)? { table[className] }
+
+    /// The Keras class names whose converter lists op kind `kind` (`listedOps`), sorted.
+    public static func classNames(producing kind: OpKind) -> [String] {
+        converters.filter { $0.listedOps.contains(kind) }.flatMap(\.classNames).sorted()
+    }
 }

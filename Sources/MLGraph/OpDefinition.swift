@@ -15,6 +15,18 @@ public struct WeightRole: Hashable, Sendable {
     }
 }
 
+/// One function of an op kind whose attribute selects among several (activation, unary, binary,
+/// elementwise, reduce, compare, logical): its name as MIL (or Keras, for activations) names it,
+/// and an example node configuration, which `mlconv ops` uses to list the function and to ask
+/// each kernel table whether it covers it.
+public struct OpFunctionExample: Sendable {
+    public var name: String
+    public var op: Op
+    /// Input types of the example (small float32 tensors, bool for logical ops).
+    public var inputs: [TensorType]
+    public init(_ name: String, _ op: Op, inputs: [TensorType]) { self.name = name; self.op = op; self.inputs = inputs }
+}
+
 /// Everything the IR knows about one op kind, defined in one file under `Sources/MLGraph/Ops/`:
 /// its correspondences in other formats, attribute validation, type and shape inference, and
 /// weight roles. Kernels, converters and codecs live in their own modules, in tables keyed by
@@ -47,6 +59,9 @@ public protocol OpDefinition {
     /// - Throws: `GraphError.invalidAttribute` for a missing or mistyped attribute.
     static func decodeOp(from attributes: AttributeReader) throws -> Op
 
+    /// For op kinds whose attribute selects a function: one example per function (else empty).
+    static var functions: [OpFunctionExample] { get }
+
     /// Every weight role a node of this kind may carry (none for ops without weights); a node
     /// need not carry all of them (optional biases, a single direction).
     static var weightRoles: [WeightRole] { get }
@@ -54,6 +69,7 @@ public protocol OpDefinition {
 
 extension OpDefinition {
     public static var onnxOps: [String] { [] }
+    public static var functions: [OpFunctionExample] { [] }
     public static func checkAttributes(of node: Node) throws {}
     public static var weightRoles: [WeightRole] { [] }
 }

@@ -10,6 +10,28 @@ public enum KernelRegistry {
     public static let optimized: [OpKind: KernelFactory] = OptimizedKernels.table
 
 
+    /// The names of the kernel implementations that can run a node of `kind`: "reference" always,
+    /// then "oneDNN" or "memcpy" when an optimized kernel is registered (it may still decline some
+    /// configurations; `kernels(covering:inputs:)` asks it about one).
+    public static func kernelNames(for kind: OpKind) -> [String] {
+        guard optimized[kind] != nil else { return ["reference"] }
+        return ["reference", OptimizedKernels.memcpyKinds.contains(kind) ? "memcpy" : "oneDNN"]
+    }
+
+    /// The kernel implementations that accept a node of `op` on inputs `inputs` (the optimized
+    /// kernel is built and asked; a configuration it declines or rejects is not listed).
+    public static func kernels(covering op: Op, inputs: [TensorType]) -> [String] {
+        let node = Node(name: "probe", op: op, inputs: inputs.indices.map { "in\($0)" }, outputs: ["out"])
+        guard let outs = try? node.inferOutputTypes(inputs) else { return [] }
+        let ctx = KernelContext(node: node, inputTypes: inputs, outputTypes: outs, threadCount: 1)
+        var names: [String] = []
+        if reference[op.kind] != nil { names.append("reference") }
+        if let f = optimized[op.kind], (try? f(ctx)) as? Kernel != nil {
+            names.append(OptimizedKernels.memcpyKinds.contains(op.kind) ? "memcpy" : "oneDNN")
+        }
+        return names
+    }
+
     /// Builds the kernel for `context.node`, preferring optimized kernels unless `referenceOnly`.
     /// - Throws: `RuntimeError.unsupportedOp` when no table has the op;
     ///   `.elementTypeMismatch` when the kernel is a float32 kernel (not a `TypedKernel`) and a

@@ -43,7 +43,7 @@ final class GoldenEncodingTests: XCTestCase {
     /// files read as documentation of each op's attributes.
     func testEveryOpKindsEncodingIsGolden() throws {
         for kind in OpKind.allCases {
-            let graph = try Self.sampleGraph(kind)
+            let graph = try OpSamples.graph(for: kind)
             let bytes = try BundleWriter.serialize(graph, producer: "mlconv golden", source: "test")
             let model = Array(bytes[Layout(bytes).model])
             try compare(model + Array("\n".utf8), golden: "ops/\(kind.rawValue).json")
@@ -54,23 +54,6 @@ final class GoldenEncodingTests: XCTestCase {
             let loaded = try BundleFile(contentsOf: url).graph
             XCTAssertEqual(loaded.nodes.map(\.op), graph.nodes.map(\.op), "\(kind)")
         }
-    }
-
-    /// A graph holding every sample of `kind`, each reading its own graph inputs.
-    static func sampleGraph(_ kind: OpKind) throws -> Graph {
-        var inputs: [ValueInfo] = [], nodes: [Node] = [], outputs: [String] = []
-        for (i, (sample, types)) in OpSamples.samples(for: kind).enumerated() {
-            var node = sample
-            node.name = "\(kind.rawValue)_\(i)"
-            node.inputs = types.indices.map { "\(node.name)_in\($0)" }
-            node.outputs = sample.outputs.indices.map { "\(node.name)_out\($0)" }
-            inputs += zip(node.inputs, types).map { ValueInfo(name: $0, type: $1) }
-            outputs += node.outputs
-            nodes.append(node)
-        }
-        var g = Graph(inputs: inputs, outputs: outputs, nodes: nodes)
-        try g.inferShapes()
-        return g
     }
 }
 

@@ -103,3 +103,18 @@ extension OpCodecTests {
         XCTAssertEqual(try JSONDecoder().decode(AttributeValue.self, from: Data("9007199254740993".utf8)), .int(9007199254740993))
     }
 }
+
+extension OpRegistryTests {
+    /// The function examples `mlconv ops` lists are valid nodes with distinct names per kind.
+    func testFunctionExamplesInferAndAreNamedUniquely() throws {
+        for kind in OpKind.allCases {
+            let fs = kind.definition.functions
+            XCTAssertEqual(Set(fs.map(\.name)).count, fs.count, "\(kind): duplicate function names")
+            for f in fs {
+                XCTAssertEqual(f.op.kind, kind)
+                let node = Node(name: f.name, op: f.op, inputs: f.inputs.indices.map { "x\($0)" }, outputs: ["y"])
+                XCTAssertNoThrow(try node.inferOutputTypes(f.inputs), "\(kind) \(f.name)")
+            }
+        }
+    }
+}

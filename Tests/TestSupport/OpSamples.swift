@@ -203,3 +203,23 @@ public enum OpSamples {
         }
     }
 }
+
+extension OpSamples {
+    /// A graph holding every sample of `kind`, each node reading its own graph inputs and every
+    /// output a graph output; shapes inferred.
+    public static func graph(for kind: OpKind) throws -> Graph {
+        var inputs: [ValueInfo] = [], nodes: [Node] = [], outputs: [String] = []
+        for (i, (sample, types)) in samples(for: kind).enumerated() {
+            var node = sample
+            node.name = "\(kind.rawValue)_\(i)"
+            node.inputs = types.indices.map { "\(node.name)_in\($0)" }
+            node.outputs = sample.outputs.indices.map { "\(node.name)_out\($0)" }
+            inputs += zip(node.inputs, types).map { ValueInfo(name: $0, type: $1) }
+            outputs += node.outputs
+            nodes.append(node)
+        }
+        var g = Graph(inputs: inputs, outputs: outputs, nodes: nodes)
+        try g.inferShapes()
+        return g
+    }
+}

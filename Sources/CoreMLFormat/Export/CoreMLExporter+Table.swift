@@ -70,6 +70,13 @@ extension CoreMLExporter {
         .init(irOp: "identity", coreML: "activation LINEAR(1, 0)", minimumSpecificationVersion: 1),
         .init(irOp: "custom", coreML: "custom (CustomLayerParams: className, weights w0…, parameters, description)",
               minimumSpecificationVersion: 2),
+        .init(irOp: "recurrent (SimpleRNN / LSTM / GRU, one or two directions)",
+              coreML: "simpleRecurrent / uniDirectionalLSTM / biDirectionalLSTM / gru between permutes [2, 1, 0, 3]", minimumSpecificationVersion: 1,
+              notes: "RecurrentExport.swift; state inputs/outputs as Core ML's optional features; GRU reset_after and masked layers unrolled per step"),
+        .init(irOp: "embedding", coreML: "embedding (between permutes)", minimumSpecificationVersion: 1, notes: "RecurrentExport.swift"),
+        .init(irOp: "sequenceMask", coreML: "unary ABS / convolution / activation chain computing 0/1 per step", minimumSpecificationVersion: 1,
+              notes: "MaskExport.swift: Core ML has no masking"),
+        .init(irOp: "applyMask", coreML: "multiply (broadcast over features)", minimumSpecificationVersion: 1, notes: "MaskExport.swift"),
         // MARK: shape and data movement ops (issue 9)
         .init(irOp: "matmul (x rank 2–4 by a constant rank-2 y, no transposeX)", coreML: "innerProduct / convolution 1×1 (weights yᵀ)",
               minimumSpecificationVersion: 1, notes: "other matmuls are refused: batchedMatmul needs spec 4 and the rank-N layout"),

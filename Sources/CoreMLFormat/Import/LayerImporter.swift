@@ -38,7 +38,14 @@ final class LayerImporter {
         }
         do {
             let ins = try layer.input.map { try b.blob($0) }
+            let first = b.nodes.count  // the nodes this layer adds: b.nodes[first...]
             let outs = try convert(layer, ins, index: index)
+            #if DEBUG  // test builds: the table `mlconv ops` lists stays true
+            let allowed = CoreMLLayerOps.table[layer.layer.typeName] ?? []
+            if let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
+                throw LayerImportFailure("internal error: importing it produced a '\(stray.op.kind.rawValue)' node, which CoreMLLayerOps does not list for \(layer.layer.typeName); please report it")
+            }
+            #endif
             guard outs.count == layer.output.count else {
                 throw LayerImportFailure("has \(layer.output.count) output blob(s); the conversion produced \(outs.count)")
             }

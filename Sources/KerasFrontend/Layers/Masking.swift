@@ -176,6 +176,7 @@ enum KerasMaskRule {
 /// removed from the inputs) and records the output's mask.
 struct MaskPropagating: KerasLayerConverter {
     var ops: Set<OpKind> { base.ops.union([.sequenceMask, .elementwise, .applyMask]) }
+    var listedOps: Set<OpKind> { base.listedOps }
     /// The wrapped converter.
     let base: any KerasLayerConverter
     /// What a masked input does.

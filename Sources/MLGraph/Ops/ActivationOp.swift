@@ -23,6 +23,19 @@ enum ActivationDefinition: OpDefinition {
 
     static func decodeOp(from a: AttributeReader) throws -> Op { .activation(try Activation(attribute: "function", of: a)) }
 
+    static var functions: [OpFunctionExample] {
+        let all: [(String, Activation)] = [
+            ("linear", .linear(alpha: 2, beta: 1)), ("relu", .relu), ("relu6", .clippedReLU(maxValue: 6, negativeSlope: 0, threshold: 0)),
+            ("leaky_relu", .leakyReLU(alpha: 0.2)), ("elu", .elu(alpha: 1)), ("selu", .selu), ("sigmoid", .sigmoid),
+            ("sigmoid_hard", .hardSigmoid(alpha: 0.2, beta: 0.5)), ("tanh", .tanh), ("softplus", .softplus), ("softsign", .softsign),
+            ("silu", .swish), ("gelu", .gelu(approximate: false)), ("gelu_tanh_approximation", .gelu(approximate: true)),
+            ("gelu_sigmoid_approximation", .geluSigmoid), ("exp", .exponential), ("thresholded_relu", .thresholdedReLU(theta: 1)),
+            ("mish", .mish), ("hard_swish", .hardSwish), ("softplus_parametric", .parametricSoftplus(alpha: 1.5, beta: 0.5)),
+            ("scaled_tanh", .scaledTanh(alpha: 1.5, beta: 0.5)), ("log_sigmoid", .logSigmoid),
+        ]
+        return all.map { OpFunctionExample($0.0, .activation($0.1), inputs: [TensorType([1, 4, 4, 8])]) }
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         return [ins[0]]

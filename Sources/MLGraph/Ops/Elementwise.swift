@@ -18,6 +18,10 @@ enum ElementwiseDefinition: OpDefinition {
 
     static func decodeOp(from a: AttributeReader) throws -> Op { .elementwise(try a.enumeration("kind", ElementwiseKind.self)) }
 
+    static var functions: [OpFunctionExample] {
+        ElementwiseKind.allCases.map { OpFunctionExample($0.rawValue, .elementwise($0), inputs: [TensorType([1, 4, 4, 8]), TensorType([1, 4, 4, 8])]) }
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .elementwise(kind) = node.op else { return [] }
         try node.expectInputs(ins, atLeast: 2)

@@ -185,6 +185,10 @@ enum UnaryDefinition: OpDefinition {
         try node.checkFinite(a.scale, "scale"); try node.checkFinite(a.shift, "shift")
     }
 
+    static var functions: [OpFunctionExample] {
+        UnaryFunction.allCases.map { OpFunctionExample($0.rawValue, .unary(UnaryAttributes($0, alpha: 1, epsilon: 1e-6)), inputs: [TensorType([1, 4, 4, 8])]) }
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 1)
         return [ins[0]]
@@ -211,6 +215,10 @@ enum BinaryDefinition: OpDefinition {
     static let summary = "binary math with broadcasting: add, sub, mul, real_div, floor_div, mod, pow, maximum, minimum (y may be a constant)"
     static let milOps = ["add", "sub", "mul", "real_div", "floor_div", "mod", "pow", "maximum", "minimum"]
     static let onnxOps = ["Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min"]
+
+    static var functions: [OpFunctionExample] {
+        BinaryFunction.allCases.map { OpFunctionExample($0.rawValue, .binary($0), inputs: [TensorType([1, 4, 4, 8]), TensorType([1, 4, 4, 8])]) }
+    }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         var operands = ins

@@ -85,6 +85,10 @@ enum ReduceDefinition: OpDefinition {
         return kept.isEmpty ? [1] : kept
     }
 
+    static var functions: [OpFunctionExample] {
+        ReduceFunction.allCases.map { OpFunctionExample($0.milName, .reduce(ReduceAttributes(function: $0, axes: [-1], keepDims: true)), inputs: [TensorType([1, 4, 4, 8])]) }
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .reduce(a) = node.op else { return [] }
         try node.expectInputs(ins, 1)

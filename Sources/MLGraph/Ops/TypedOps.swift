@@ -213,6 +213,10 @@ enum CompareDefinition: OpDefinition {
     }
     static func decodeOp(from a: AttributeReader) throws -> Op { .compare(try a.enumeration("function", CompareFunction.self)) }
 
+    static var functions: [OpFunctionExample] {
+        CompareFunction.allCases.map { OpFunctionExample($0.rawValue, .compare($0), inputs: [TensorType([1, 4, 4, 8]), TensorType([1, 4, 4, 8])]) }
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         try node.expectInputs(ins, 2)
         try node.expectSameElementType(ins)
@@ -231,6 +235,12 @@ enum LogicalDefinition: OpDefinition {
         return ["function": .string(f.rawValue)]
     }
     static func decodeOp(from a: AttributeReader) throws -> Op { .logical(try a.enumeration("function", LogicalFunction.self)) }
+
+    static var functions: [OpFunctionExample] {
+        LogicalFunction.allCases.map {
+            OpFunctionExample($0.rawValue, .logical($0), inputs: Array(repeating: TensorType([1, 4, 4, 8], .bool), count: $0 == .not ? 1 : 2))
+        }
+    }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .logical(f) = node.op else { return [] }

@@ -27,3 +27,8 @@ enum OptimizedKernels {
         .unary: DNNLUnary.factory, .binary: DNNLBinary.factory, .clip: DNNLClip.factory,
     ]
 }
+
+extension OptimizedKernels {
+    /// Kinds whose optimized kernel is plain memory copying (Kernels/Fast/) rather than oneDNN.
+    static let memcpyKinds: Set<OpKind> = [.crop, .pad, .upsample2d]
+}

@@ -1,0 +1,54 @@
+import MLGraph
+
+/// Which IR op kinds the importer emits for each NeuralNetwork layer type (Apple's field name in
+/// NeuralNetwork.proto): listed by `mlconv ops`, and checked after every imported layer, so a
+/// layer emitting a kind missing here fails with an internal error in the tests instead of the
+/// list silently drifting. Layer types absent here are not imported (see
+/// `LayerImporter.staticUnsupportedReason`).
+public enum CoreMLLayerOps {
+    public static let table: [String: Set<OpKind>] = [
+        "activation": [.activation, .batchNorm, .prelu],
+        "add": [.elementwise, .reshape],
+        "average": [.elementwise],
+        "batchnorm": [.batchNorm, .instanceNorm],
+        "biDirectionalLSTM": [.recurrent],
+        "bias": [.dense, .elementwise, .globalPool2d, .reshape],
+        "clip": [.clip],
+        "concat": [.concat],
+        "convolution": [.conv2d, .deconv2d],
+        "crop": [.crop],
+        "custom": [.custom],
+        "dot": [.matmul],
+        "embedding": [.batchNorm, .embedding, .reshape],
+        "flatten": [.reshape, .transpose],
+        "gru": [.recurrent],
+        "innerProduct": [.dense, .reshape, .transpose],
+        "l2normalize": [.l2Norm],
+        "loadConstant": [.dense, .globalPool2d, .reshape],
+        "lrn": [.localResponseNorm],
+        "max": [.elementwise],
+        "min": [.elementwise],
+        "multiply": [.elementwise, .reshape],
+        "mvn": [.elementwise, .globalPool2d, .layerNorm],
+        "padding": [.pad],
+        "permute": [.reshape, .transpose],
+        "pooling": [.globalPool2d, .pad, .pool2d],
+        "reduce": [.reduce],
+        "reorganizeData": [.depthToSpace, .reshape, .spaceToDepth, .transpose],
+        "reshape": [.reshape, .transpose],
+        "resizeBilinear": [.upsample2d],
+        "scale": [.batchNorm, .dense, .elementwise, .globalPool2d, .reshape],
+        "simpleRecurrent": [.recurrent],
+        "slice": [.crop, .pool2d, .reshape],
+        "softmax": [.softmax],
+        "split": [.crop],
+        "unary": [.unary],
+        "uniDirectionalLSTM": [.dense, .recurrent, .reshape],
+        "upsample": [.reshape, .upsample2d],
+    ]
+
+    /// The Core ML layer types that import to op kind `kind`, sorted.
+    public static func layers(producing kind: OpKind) -> [String] {
+        table.filter { $0.value.contains(kind) }.map(\.key).sorted()
+    }
+}

@@ -1,0 +1,78 @@
+import CoreMLFormat
+import Foundation
+import KerasFrontend
+import MLGraph
+import MLRuntime
+
+/// `mlconv ops [--json] [--kinds]`: the IR's op set, generated from the registries.
+enum OpsCommand: Command {
+    static let name = "ops"
+    static let summary = "list the IR's ops, their kernels and the Keras / Core ML / MIL names that map to them"
+    static let help = """
+    Usage: mlconv ops [--json] [--kinds]
+
+    Lists every op of mlconv's IR, generated from its registries (so it cannot drift): for each op
+    the kernels that run it (reference — the specification, in plain Swift —, oneDNN, memcpy), the
+    Keras layer classes and Core ML NeuralNetwork layer types that convert to its kind, and the MIL
+    ops (coremltools) it implements. Op kinds whose attribute selects a function (activation,
+    unary, binary, elementwise, reduce, compare, logical) are listed once per function, named as
+    MIL names it, with the kernels that cover that function.
+
+      --json    one JSON array, one object per op: name, kind, summary, kernels, keras, coreml,
+                mil, onnx
+      --kinds   one line (or object) per op kind instead of per function
+    """
+    static let spec = OptionSpec(flags: ["--json", "--kinds"], positionalRange: 0...0)
+
+    struct Entry: Encodable {
+        var name: String
+        var kind: String
+        var summary: String
+        var kernels: [String]
+        var keras: [String]
+        var coreml: [String]
+        var mil: [String]
+        var onnx: [String]
+    }
+
+    /// The entries, in `OpKind` declaration order.
+    static func entries(perKind: Bool) -> [Entry] {
+        var out: [Entry] = []
+        for kind in OpKind.allCases {
+            let d = kind.definition
+            let keras = KerasLayerRegistry.classNames(producing: kind)
+            let coreml = CoreMLLayerOps.layers(producing: kind)
+            if perKind || d.functions.isEmpty {
+                out.append(Entry(name: kind.rawValue, kind: kind.rawValue, summary: d.summary, kernels: KernelRegistry.kernelNames(for: kind),
+                                 keras: keras, coreml: coreml, mil: d.milOps, onnx: d.onnxOps))
+                continue
+            }
+            for f in d.functions {
+                out.append(Entry(name: f.name, kind: kind.rawValue, summary: "\(d.summary): \(f.name)",
+                                 kernels: KernelRegistry.kernels(covering: f.op, inputs: f.inputs), keras: keras, coreml: coreml,
+                                 mil: d.milOps.contains(f.name) ? [f.name] : [], onnx: []))
+            }
+        }
+        return out
+    }
+
+    static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        let list = entries(perKind: args.has("--kinds"))
+        if args.has("--json") {
+            let e = JSONEncoder()
+            e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            console.print(String(decoding: try e.encode(list), as: UTF8.self))
+            return 0
+        }
+        let kinds = Set(list.map(\.kind)).count
+        console.print("\(list.count) ops in \(kinds) op kinds (kernels; Keras layers; Core ML layers; MIL ops)")
+        for e in list {
+            let label = e.name == e.kind ? e.name : "\(e.name) (\(e.kind))"
+            console.print(label.padding(toLength: 34, withPad: " ", startingAt: 0) + e.kernels.joined(separator: ", "))
+            if !e.keras.isEmpty { console.print("    keras:  " + e.keras.joined(separator: ", ")) }
+            if !e.coreml.isEmpty { console.print("    coreml: " + e.coreml.joined(separator: ", ")) }
+            if !e.mil.isEmpty { console.print("    mil:    " + e.mil.joined(separator: ", ")) }
+        }
+        return 0
+    }
+}
