@@ -3,7 +3,7 @@ layerNorm (MIL layer_norm), instanceNorm (MIL instance_norm, channels-last), l2N
 localResponseNorm (MIL local_response_norm / Core ML lrn, channels-last).
 
 Formulas follow coremltools converters/mil/mil/ops/defs/iOS15/{reduction,normalization}.py.
-A full reduction without keep_dims gives shape [1] in the IR (no rank-0 tensors)."""
+A full reduction without keep_dims gives a rank-0 tensor (shape ()), as MIL and NumPy."""
 import numpy as np
 
 rng = np.random.default_rng(2024)
@@ -30,7 +30,7 @@ def reduce_ref(fn, x, axes, keep):
     a = tuple(axes) if axes else None
     y = REDUCE[fn](x.astype(np.float64), a, keep)
     y = np.asarray(y, dtype=np.float32)
-    return y.reshape(1) if y.ndim == 0 else y
+    return y
 
 
 def resolve(axes, rank):

@@ -205,3 +205,13 @@ def cases():
         x = f32(*shape)
         yield dict(name=f"cumsum_{name}", op="cumsum", attributes={"axis": axis, "exclusive": ex, "reverse": rev}, inputs=[x],
                    outputs=[cumsum(x, axis, ex, rev)])
+
+    # Rank-0 results (shape ()): a dot product and a squeeze of every axis. Own generator, so the
+    # cases above keep their values.
+    r0 = np.random.default_rng(70)
+    x, y = r0.uniform(-2, 2, 5).astype(np.float32), r0.uniform(-2, 2, 5).astype(np.float32)
+    yield dict(name="matmul_rank1_dot_rank0", op="matmul", attributes={"transpose_x": False, "transpose_y": False},
+               inputs=[x, y], outputs=[mm(x, y, False, False)])
+    z = r0.uniform(-2, 2, (1, 1, 1)).astype(np.float32)
+    yield dict(name="squeeze_to_rank0", op="squeeze", attributes={"axes": []}, inputs=[z], outputs=[np.squeeze(z)])
+

@@ -62,13 +62,13 @@ public enum Op: Codable, Hashable, Sendable {
     /// broadcasting of the batch axes; `transposeX`/`transposeY` swap the last two axes of an
     /// operand first. Inputs: x, and w (input 1), or the constant weight "y" when the node has
     /// one input. A rank-1 x is promoted to [1, K] and a rank-1 w to [K, 1], the inserted axis
-    /// removed from the output (as NumPy); rank-1 × rank-1 (a scalar) is refused.
+    /// removed from the output (as NumPy); rank-1 × rank-1 gives a rank-0 tensor (the dot product).
     case matmul(MatMulAttributes)
     /// No input; one output: the weight "value" (any shape), so a constant can feed any op input.
     /// MIL `const`, ONNX `Constant`.
     case constant
     /// Removes the size-1 axes `axes` (negative allowed), or every size-1 axis when empty. MIL
-    /// `squeeze`; a result of rank 0 is refused (the IR has no scalars).
+    /// `squeeze`; squeezing every axis gives a rank-0 tensor.
     case squeeze(axes: [Int])
     /// Inserts size-1 axes at `axes`, positions in the output (negative counts from the output's
     /// end, as MIL `expand_dims`).
@@ -106,7 +106,7 @@ public enum Op: Codable, Hashable, Sendable {
     /// `reduce_mean`, `reduce_prod`, `reduce_max`, `reduce_min`, `reduce_l1_norm`,
     /// `reduce_l2_norm`, `reduce_log_sum_exp`, `reduce_sum_square`; ONNX `Reduce*`.
     /// Output: the input shape with the reduced axes set to 1 (`keepDims`) or removed; removing
-    /// every axis gives shape [1] (the IR has no rank-0 tensors).
+    /// every axis gives a rank-0 tensor (shape []), as MIL.
     case reduce(ReduceAttributes)
     /// log(softmax(x)) along `axis` (negative counts from the end): y = x − m − log Σ exp(x − m),
     /// m = max along the axis. One input, same shape out. ONNX `LogSoftmax`; MIL expresses it as

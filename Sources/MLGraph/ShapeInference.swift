@@ -51,7 +51,7 @@ extension TensorType {
 
     /// Why this shape is unusable (a non-positive dimension, or too many elements), or nil.
     public var shapeProblem: String? {
-        guard !shape.isEmpty else { return "rank 0 (a scalar) is not a tensor the IR supports" }
+        guard shape.count <= Node.maxRank else { return "rank \(shape.count) is more than \(Node.maxRank)" }
         var n = 1
         for d in shape {
             guard d > 0 else { return "dimension \(d) is not positive" }

@@ -53,9 +53,13 @@ final class ShapeOpTests: XCTestCase {
         XCTAssertGreaterThan(constants, 20); XCTAssertGreaterThan(rank1, 20); XCTAssertGreaterThan(broadcast, 10)
     }
 
-    func testMatMulRank1ByRank1IsRefused() {
+    func testMatMulRank1ByRank1IsADotProductOfRank0() throws {
         let node = Node(name: "mm", op: .matmul(MatMulAttributes()), inputs: ["a", "b"], outputs: ["c"])
-        XCTAssertThrowsError(try node.inferOutputTypes([TensorType([3]), TensorType([3])]))
+        let outs = try node.inferOutputTypes([TensorType([3]), TensorType([3])])
+        XCTAssertEqual(outs, [TensorType([])])
+        let ctx = KernelContext(node: node, inputTypes: [TensorType([3]), TensorType([3])], outputTypes: outs, threadCount: 1)
+        let kernel = try KernelRegistry.makeKernel(ctx, referenceOnly: true)
+        XCTAssertEqual(runKernel(kernel, [[1, 2, 3], [4, 5, -6]], outputCounts: [1]), [[-4]])
         let t = Node(name: "mm", op: .matmul(MatMulAttributes(transposeX: true)), inputs: ["a", "b"], outputs: ["c"])
         XCTAssertThrowsError(try t.inferOutputTypes([TensorType([3]), TensorType([3, 2])]))
     }
@@ -109,6 +113,27 @@ final class ShapeOpTests: XCTestCase {
             if i == 0 { XCTAssertEqual(r?.first?.shape, [1]) }
             if i == 1 { XCTAssertEqual(r?.first?.shape, [1]) }
             if i >= 2 { XCTAssertNil(r) }
+        }
+    }
+}
+
+/// Rank-0 tensors (one element, shape []) flow through `Model`: in, between nodes and out.
+final class RankZeroTests: XCTestCase {
+    func testScalarInputReductionAndOutput() throws {
+        let sum = Node(name: "sum", op: .reduce(ReduceAttributes(function: .sum, axes: [], keepDims: false)), inputs: ["x"], outputs: ["s"])
+        let add = Node(name: "add", op: .binary(.add), inputs: ["s", "bias"], outputs: ["y"])
+        var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([2, 3])), ValueInfo(name: "bias", type: TensorType([]))],
+                      outputs: ["s", "y"], nodes: [sum, add])
+        try g.inferShapes()
+        XCTAssertEqual(g.tensorTypes["s"], TensorType([]))
+        XCTAssertEqual(g.tensorTypes["y"], TensorType([]))
+        for referenceOnly in [true, false] {
+            let m = try Model(graph: g, configuration: .init(referenceOnly: referenceOnly))
+            let out = try m.prediction(from: ["x": try NDArray(shape: [2, 3], scalars: [1, 2, 3, 4, 5, 6]),
+                                              "bias": try NDArray(shape: [], scalars: [0.5])])
+            XCTAssertEqual(out["s"]?.shape, [])
+            XCTAssertEqual(out["s"]?.scalars, [21])
+            XCTAssertEqual(out["y"]?.scalars, [21.5])
         }
     }
 }

@@ -33,7 +33,6 @@ enum SqueezeDefinition: OpDefinition {
             for d in drop where s[d] != 1 { throw node.fail("axis \(d) of \(formatShape(s)) has size \(s[d]), not 1") }
         }
         let out = s.indices.filter { !drop.contains($0) }.map { s[$0] }
-        guard !out.isEmpty else { throw node.fail("squeezing \(formatShape(s)) leaves a scalar, which the IR does not support") }
         return [TensorType(out, ins[0].elementType)]
     }
 }
@@ -267,7 +266,6 @@ enum SliceByIndexDefinition: OpDefinition {
             throw node.fail("the slice of axis \(d) (size \(ins[0].shape[d])) is empty")
         }
         let out = axes.filter { !$0.squeezed }.map(\.count)
-        guard !out.isEmpty else { throw node.fail("every axis is squeezed: the result would be a scalar, which the IR does not support") }
         return [TensorType(out, ins[0].elementType)]
     }
 }

@@ -22,9 +22,6 @@ public struct MatMulGeometry: Hashable, Sendable {
     /// The geometry of x · y (shapes as stored, before the transposes), or a reason why none exists.
     public static func make(x: [Int], y: [Int], transposeX: Bool, transposeY: Bool) -> Result<MatMulGeometry, MatMulShapeError> {
         guard !x.isEmpty, !y.isEmpty else { return .failure(MatMulShapeError("operands must have rank ≥ 1")) }
-        guard !(x.count == 1 && y.count == 1) else {
-            return .failure(MatMulShapeError("rank-1 × rank-1 gives a scalar, which the IR does not support"))
-        }
         guard !(x.count == 1 && transposeX) else { return .failure(MatMulShapeError("x is rank 1 but transposeX is set (MIL refuses it)")) }
         var xs = x.count == 1 ? [1] + x : x
         var ys = y.count == 1 ? y + [1] : y

@@ -82,7 +82,7 @@ enum ReduceDefinition: OpDefinition {
     static func outputShape(_ shape: [Int], axes: [Int], keepDims: Bool) -> [Int] {
         if keepDims { return shape.indices.map { axes.contains($0) ? 1 : shape[$0] } }
         let kept = shape.indices.filter { !axes.contains($0) }.map { shape[$0] }
-        return kept.isEmpty ? [1] : kept
+        return kept
     }
 
     static var functions: [OpFunctionExample] {

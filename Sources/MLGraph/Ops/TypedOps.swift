@@ -100,9 +100,8 @@ extension Node {
         }
     }
 
-    /// Checks that an output shape has rank 1…maxRank (the IR has no rank-0 tensors).
+    /// Checks that an output shape has rank 0…maxRank.
     func expectOutputRank(_ shape: [Int], hint: String) throws {
-        guard !shape.isEmpty else { throw fail("the output would be a scalar (rank 0), which the IR does not support; \(hint)") }
         guard shape.count <= Node.maxRank else { throw fail("the output would have rank \(shape.count) (at most \(Node.maxRank))") }
     }
 }
