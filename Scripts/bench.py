@@ -89,6 +89,7 @@ def main():
     ap.add_argument("--mlconv", required=True)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--baseline", help="another mlconv binary (e.g. an earlier commit's release build), measured in the same run")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "Fixtures/keras/manifest.json")))
@@ -106,14 +107,19 @@ def main():
             if fx["name"] not in wanted:
                 continue
             conv_ms, our_ms = ours(a.mlconv, fx, tmp, a.threads, a.runs)
+            base_ms = ours(a.baseline, fx, tmp, a.threads, a.runs)[1] if a.baseline else None
             tf_ms, ort_ms = peers(fx, tmp, a.threads, a.runs)
-            rows.append((fx["name"], conv_ms, our_ms, tf_ms, ort_ms))
+            rows.append((fx["name"], conv_ms, our_ms, tf_ms, ort_ms, base_ms))
     print(f"threads={a.threads} runs={a.runs}")
-    print(f"{'model':<22}{'convert ms':>11}{'mlconv ms':>11}{'TF ms':>9}{'ORT ms':>9}{'ours/TF':>9}{'ours/ORT':>9}")
-    for name, c, o, t, r in rows:
+    base_head = f"{'before ms':>11}{'before/ORT':>11}" if a.baseline else ""
+    print(f"{'model':<22}{'convert ms':>11}{'mlconv ms':>11}{'TF ms':>9}{'ORT ms':>9}{'ours/TF':>9}{'ours/ORT':>9}{base_head}")
+    for name, c, o, t, r, b in rows:
         rs = f"{o / r:9.2f}" if r else f"{'n/a':>9}"
         rv = f"{r:9.2f}" if r else f"{'n/a':>9}"
-        print(f"{name:<22}{c:11.1f}{o:11.2f}{t:9.2f}{rv}{o / t:9.2f}{rs}")
+        base = ""
+        if b is not None:
+            base = f"{b:11.2f}" + (f"{b / r:11.2f}" if r else f"{'n/a':>11}")
+        print(f"{name:<22}{c:11.1f}{o:11.2f}{t:9.2f}{rv}{o / t:9.2f}{rs}{base}")
 
 
 if __name__ == "__main__":
