@@ -11,6 +11,10 @@ public struct EinsumEquation: Hashable, Sendable {
     /// Number of distinct labels.
     public var labelCount: Int
 
+    public init(operands: [[Int]], output: [Int], labelCount: Int) {
+        self.operands = operands; self.output = output; self.labelCount = labelCount
+    }
+
     /// Longest equation accepted (characters).
     public static let maxLength = 256
 
