@@ -165,6 +165,45 @@ public enum Op: Codable, Hashable, Sendable {
     /// MIL `topk`: x → (values, int32 indices) of the `k` largest (or smallest, `ascending`)
     /// along `axis`, sorted; ties → lower index first. ONNX `TopK`.
     case topk(TopKAttributes)
+    // MARK: scatter, reverse, sort, einsum, windows, NMS ops (Ops/Scatter.swift, Ops/IndexingOps.swift)
+    /// MIL `scatter`: data, indices (int32/int64, any rank), updates of shape
+    /// data[..<axis] + indices.shape + data[(axis+1)...] → data with each slice
+    /// out[…, wrap(indices[j]), …] combined with updates[…, j, …] by `mode`, applied in index order
+    /// (duplicates accumulate; `update`: the last wins). Out-of-range indices are skipped. ONNX
+    /// `ScatterElements` (rank-1 indices) / TF `tensor_scatter_*`.
+    case scatter(ScatterAttributes)
+    /// MIL `scatter_nd`: data, indices [..., K] (int32/int64), updates of shape indices[:-1] +
+    /// data[K:] → data with the slice at each index tuple combined with its update by `mode`.
+    /// ONNX `ScatterND`.
+    case scatterND(mode: ScatterMode)
+    /// MIL `scatter_along_axis`: data, indices and updates of one shape, equal to data's except on
+    /// `axis` → out[i with the axis coordinate wrap(indices[i])] combined with updates[i] by `mode`
+    /// (NumPy `put_along_axis` / `ufunc.at`). ONNX `ScatterElements`.
+    case scatterAlongAxis(ScatterAttributes)
+    /// MIL `reverse`: x reversed along each axis of `axes` (negative allowed; empty = every axis,
+    /// MIL's default). Same shape and element type out. ONNX has no single op (Slice with step −1).
+    case reverse(axes: [Int])
+    /// MIL `reverse_sequence`: x, lengths (int32/int64 [x.shape[batchAxis]]) → for each batch b,
+    /// the first lengths[b] elements along `seqAxis` reversed, the rest copied (lengths clamped to
+    /// 0…size). ONNX `ReverseSequence`.
+    case reverseSequence(seqAxis: Int, batchAxis: Int)
+    /// MIL `argsort`: int32 positions that sort x along `axis` (descending unless `ascending`);
+    /// stable (ties keep the lower index first); NaN ranks above +∞. Same shape out.
+    case argsort(axis: Int, ascending: Bool)
+    /// MIL `einsum` (general form here): one or two float32 operands, an equation such as
+    /// "bij,bjk->bik" (letters a–z, A–Z; no ellipsis; implicit output = letters used once, sorted).
+    /// Repeated letters in one operand take diagonals; letters absent from the output are summed.
+    /// ONNX `Einsum`.
+    case einsum(equation: String)
+    /// MIL `sliding_windows`: x → windows of `size` elements every `stride` along `axis`: the axis
+    /// of size n becomes (n − size)/stride + 1 windows followed by a new axis of size `size`.
+    case slidingWindows(SlidingWindowsAttributes)
+    /// MIL `non_maximum_suppression` (iOS15): boxes [B, N, 4] (center x, center y, width, height),
+    /// scores [B, N, K] (float32) → selected boxes [B, M, 4], their scores [B, M, K], indices [B, M]
+    /// (int32) and counts [B] (int32), M = `maxBoxes`; rows past the count are padded with zeros
+    /// (boxes, scores) and −1 (indices). See `NonMaximumSuppressionAttributes`. ONNX
+    /// `NonMaxSuppression` (another output layout).
+    case nonMaximumSuppression(NonMaximumSuppressionAttributes)
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -232,6 +271,16 @@ public enum Op: Codable, Hashable, Sendable {
         case .unary: return "unary"
         case .binary: return "binary"
         case .clip: return "clip"
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+        case let .scatter(a): return "scatter(\(a.mode.rawValue))"
+        case let .scatterND(mode): return "scatterND(\(mode.rawValue))"
+        case let .scatterAlongAxis(a): return "scatterAlongAxis(\(a.mode.rawValue))"
+        case .reverse: return "reverse"
+        case .reverseSequence: return "reverseSequence"
+        case .argsort: return "argsort"
+        case .einsum: return "einsum"
+        case .slidingWindows: return "slidingWindows"
+        case .nonMaximumSuppression: return "nonMaximumSuppression"
         }
     }
 }
@@ -252,6 +301,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case cast, argmax, argmin, compare, logical, select, gather, gatherND, gatherAlongAxis, oneHot, range1d, fill, topk
     // MARK: elementwise math ops
     case unary, binary, clip
+    // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+    case scatter, scatterND, scatterAlongAxis, reverse, reverseSequence, argsort, einsum, slidingWindows, nonMaximumSuppression
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -321,6 +372,16 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .unary: return UnaryDefinition.self
         case .binary: return BinaryDefinition.self
         case .clip: return ClipDefinition.self
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+        case .scatter: return ScatterDefinition.self
+        case .scatterND: return ScatterNDDefinition.self
+        case .scatterAlongAxis: return ScatterAlongAxisDefinition.self
+        case .reverse: return ReverseDefinition.self
+        case .reverseSequence: return ReverseSequenceDefinition.self
+        case .argsort: return ArgsortDefinition.self
+        case .einsum: return EinsumDefinition.self
+        case .slidingWindows: return SlidingWindowsDefinition.self
+        case .nonMaximumSuppression: return NonMaximumSuppressionDefinition.self
         }
     }
 
@@ -394,6 +455,16 @@ extension Op {
         case .unary: return .unary
         case .binary: return .binary
         case .clip: return .clip
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+        case .scatter: return .scatter
+        case .scatterND: return .scatterND
+        case .scatterAlongAxis: return .scatterAlongAxis
+        case .reverse: return .reverse
+        case .reverseSequence: return .reverseSequence
+        case .argsort: return .argsort
+        case .einsum: return .einsum
+        case .slidingWindows: return .slidingWindows
+        case .nonMaximumSuppression: return .nonMaximumSuppression
         }
     }
 

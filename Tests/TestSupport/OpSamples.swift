@@ -200,6 +200,38 @@ public enum OpSamples {
             } + [(node(.binary(.sub), 2), [TensorType([4]), TensorType([2, 3, 1])])]
         case .clip:
             return [(node(.clip(alpha: -1, beta: 2)), [nhwc]), (node(.clip(alpha: -.infinity, beta: 0.5)), [nhwc])]
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+        case .scatter:
+            return ScatterMode.allCases.map { m in
+                (node(.scatter(ScatterAttributes(axis: 1, mode: m)), 3), [TensorType([2, 4, 3]), TensorType([5], .int32), TensorType([2, 5, 3])])
+            } + [(node(.scatter(ScatterAttributes(axis: -1, mode: .max)), 3), [TensorType([3, 4], .int32), TensorType([2, 2], .int64), TensorType([3, 2, 2], .int32)])]
+        case .scatterND:
+            return [(node(.scatterND(mode: .add), 3), [TensorType([3, 4, 5]), TensorType([2, 2], .int32), TensorType([2, 5])]),
+                    (node(.scatterND(mode: .update), 3), [TensorType([3, 4], .int64), TensorType([3, 2], .int64), TensorType([3], .int64)])]
+        case .scatterAlongAxis:
+            return [(node(.scatterAlongAxis(ScatterAttributes(axis: 1, mode: .mul)), 3), [TensorType([2, 4, 3]), TensorType([2, 2, 3], .int64), TensorType([2, 2, 3])]),
+                    (node(.scatterAlongAxis(ScatterAttributes(axis: 0, mode: .update)), 3), [TensorType([3, 2], .int32), TensorType([4, 2], .int32), TensorType([4, 2], .int32)])]
+        case .reverse:
+            return [(node(.reverse(axes: [1, -1])), [nhwc]), (node(.reverse(axes: [])), [TensorType([3, 2], .int64)])]
+        case .reverseSequence:
+            return [(node(.reverseSequence(seqAxis: 1, batchAxis: 0), 2), [TensorType([2, 5, 3]), TensorType([2], .int32)]),
+                    (node(.reverseSequence(seqAxis: 0, batchAxis: -1), 2), [TensorType([4, 3], .int32), TensorType([3], .int64)])]
+        case .argsort:
+            return [(node(.argsort(axis: -1, ascending: false)), [TensorType([2, 5])]),
+                    (node(.argsort(axis: 0, ascending: true)), [TensorType([4, 2], .int32)])]
+        case .einsum:
+            return [(node(.einsum(equation: "bij,bjk->bik"), 2), [TensorType([2, 3, 4]), TensorType([2, 4, 5])]),
+                    (node(.einsum(equation: "ii->i")), [TensorType([4, 4])]),
+                    (node(.einsum(equation: "ij,kj"), 2), [TensorType([2, 3]), TensorType([4, 3])])]
+        case .slidingWindows:
+            return [(node(.slidingWindows(SlidingWindowsAttributes(axis: 1, size: 3, stride: 2))), [TensorType([2, 7, 3])]),
+                    (node(.slidingWindows(SlidingWindowsAttributes(axis: -1, size: 2))), [TensorType([3, 4], .int32)])]
+        case .nonMaximumSuppression:
+            return [(node(.nonMaximumSuppression(NonMaximumSuppressionAttributes(iouThreshold: 0.5, scoreThreshold: 0.1, maxBoxes: 3)), 2, outputs: 4),
+                     [TensorType([2, 6, 4]), TensorType([2, 6, 3])]),
+                    (node(.nonMaximumSuppression(NonMaximumSuppressionAttributes(iouThreshold: 0.3, scoreThreshold: -.infinity, maxBoxes: 8,
+                                                                                  perClassSuppression: true)), 2, outputs: 4),
+                     [TensorType([1, 5, 4]), TensorType([1, 5, 2])])]
         }
     }
 }

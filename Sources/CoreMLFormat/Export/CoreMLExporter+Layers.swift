@@ -150,6 +150,9 @@ extension ExportWriter {
         case let .unary(a): lowerUnary(node, a, inBlobs[0], out)
         case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
         case let .clip(alpha, beta): lowerClip(node, alpha: alpha, beta: beta, inBlobs[0], out)
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops
+        case .scatter, .scatterND, .scatterAlongAxis, .reverse, .reverseSequence, .argsort, .einsum, .slidingWindows, .nonMaximumSuppression:
+            failRankNOp(node)  // ScatterExport.swift
         }
     }
 

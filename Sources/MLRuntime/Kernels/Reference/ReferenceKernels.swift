@@ -57,5 +57,10 @@ enum ReferenceKernels {
         .topk: ReferenceTopK.make,
         // MARK: elementwise math ops
         .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
+        // MARK: scatter, reverse, sort, einsum, windows, NMS ops (Scatter.swift, ReorderOps.swift, Einsum.swift, NonMaximumSuppression.swift)
+        .scatter: ReferenceScatter.make, .scatterND: ReferenceScatterND.make, .scatterAlongAxis: ReferenceScatterAlongAxis.make,
+        .reverse: ReferenceReverse.make, .reverseSequence: ReferenceReverseSequence.make, .argsort: ReferenceArgsort.make,
+        .einsum: ReferenceEinsum.make, .slidingWindows: ReferenceSlidingWindows.make,
+        .nonMaximumSuppression: ReferenceNonMaximumSuppression.make,
     ]
 }
