@@ -7,15 +7,21 @@ public struct Node: Hashable, Sendable {
     public var inputs: [String]
     public var outputs: [String]
     public var weights: [String: ConstantTensor]
+    /// Nested blocks the op owns (control flow: `Op.cond`'s two branches, `Op.whileLoop`'s
+    /// condition and body); empty for every other op. See `Block`.
+    public var blocks: [Block]
 
-    public init(name: String, op: Op, inputs: [String], outputs: [String], weights: [String: ConstantTensor] = [:]) {
+    public init(name: String, op: Op, inputs: [String], outputs: [String], weights: [String: ConstantTensor] = [:],
+                blocks: [Block] = []) {
         self.name = name; self.op = op; self.inputs = inputs; self.outputs = outputs; self.weights = weights
+        self.blocks = blocks
     }
 
     public static func == (a: Node, b: Node) -> Bool {
         a.name == b.name && a.op == b.op && a.inputs == b.inputs && a.outputs == b.outputs
             && a.weights.keys.sorted() == b.weights.keys.sorted()
             && a.weights.allSatisfy { k, v in b.weights[k].map { $0 === v || ($0.shape == v.shape && $0.encoding == v.encoding && $0.floats() == v.floats()) } ?? false }
+            && a.blocks == b.blocks
     }
 
     public func hash(into h: inout Hasher) { h.combine(name); h.combine(op) }

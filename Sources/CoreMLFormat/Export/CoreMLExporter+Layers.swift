@@ -150,6 +150,12 @@ extension ExportWriter {
         case let .unary(a): lowerUnary(node, a, inBlobs[0], out)
         case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
         case let .clip(alpha, beta): lowerClip(node, alpha: alpha, beta: beta, inBlobs[0], out)
+        // MARK: control flow and dynamic shapes
+        case .cond, .whileLoop, .makeList, .listRead, .listWrite, .listGather, .listScatter, .listLength, .shape:
+            // NeuralNetwork's branch / loop layers hold nested NeuralNetworks over float blobs,
+            // and spec ≤ 3 has neither them nor lists or run-time shapes.
+            fail(node, "\(node.op.name) needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
+                 "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
         }
     }
 

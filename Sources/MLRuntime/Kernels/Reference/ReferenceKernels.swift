@@ -57,5 +57,11 @@ enum ReferenceKernels {
         .topk: ReferenceTopK.make,
         // MARK: elementwise math ops
         .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
+        // MARK: control flow and dynamic shapes (ControlFlow.swift; run by Model's dynamic executor)
+        .cond: ControlFlowKernels.dynamicOnly, .whileLoop: ControlFlowKernels.dynamicOnly,
+        .makeList: ControlFlowKernels.dynamicOnly, .listRead: ControlFlowKernels.dynamicOnly,
+        .listWrite: ControlFlowKernels.dynamicOnly, .listGather: ControlFlowKernels.dynamicOnly,
+        .listScatter: ControlFlowKernels.dynamicOnly, .listLength: ControlFlowKernels.dynamicOnly,
+        .shape: ReferenceShape.make,
     ]
 }
