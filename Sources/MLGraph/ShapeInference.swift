@@ -94,18 +94,30 @@ extension Node {
     }
 
     /// Shape rule of an op that knows only concrete shapes, for inputs with unknown dimensions:
-    /// the rule runs with every unknown dimension set to 1, 7 and 64 in turn; an output dimension
-    /// is known when at least two of the runs succeed and all successful runs agree on it, else
-    /// unknown (the run-time shapes decide). Ranks and element types must not depend on the
-    /// probes. - Throws: the first run's error when no run succeeds (e.g. an unknown dimension
-    /// that must equal a weight's dimension: give that dimension in the file).
+    /// the rule runs with every unknown dimension set to 1, 7 and 64 in turn, and twice more with
+    /// each unknown dimension set to a known dimension of another input at the same position
+    /// counted from the last axis (the broadcasting partner; 1 or 7 when there is none). An output
+    /// dimension is known when at least two runs succeed and all successful runs agree on it,
+    /// else unknown (the run-time shapes decide: the dynamic executor infers every node again at
+    /// the actual shapes). Ranks and element types must not depend on the probes.
+    /// - Throws: the first run's error when no run succeeds (e.g. an unknown dimension that must
+    ///   equal a weight's dimension: give that dimension in the file).
     private func inferWithUnknownDimensions(_ ins: [TensorType]) throws -> [TensorType] {
         var results: [[TensorType]] = []
         var firstError: Error?
-        for probe in [1, 7, 64] {
-            let concrete = ins.map { t -> TensorType in
+        func partner(_ k: Int, _ axis: Int) -> Int? {
+            let fromEnd = ins[k].rank - axis
+            for (j, t) in ins.enumerated() where j != k && t.rank >= fromEnd {
+                let d = t.shape[t.rank - fromEnd]
+                if d != TensorType.unknown, d > 1 { return d }
+            }
+            return nil
+        }
+        let probes: [(Int, Bool)] = [(1, false), (7, false), (64, false), (1, true), (7, true)]
+        for (probe, aligned) in probes {
+            let concrete = ins.enumerated().map { k, t -> TensorType in
                 var c = t
-                c.shape = t.shape.map { $0 == TensorType.unknown ? probe : $0 }
+                c.shape = t.shape.enumerated().map { a, d in d != TensorType.unknown ? d : (aligned ? partner(k, a) ?? probe : probe) }
                 return c
             }
             do { results.append(try op.definition.inferOutputTypes(of: self, inputs: concrete)) } catch {
