@@ -110,17 +110,30 @@ public struct Graph: Sendable {
     public var parameterCount: Int {
         var seen = Set<ObjectIdentifier>()
         var n = 0
-        for node in nodes {
+        for node in allNodes {
             for w in node.weights.values where seen.insert(ObjectIdentifier(w)).inserted { n += w.elementCount }
         }
         return n
     }
 
-    /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15].
+    /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15] (nodes inside blocks included).
     public var opCounts: [String: Int] {
         var c: [String: Int] = [:]
-        for n in nodes { c[n.op.name, default: 0] += 1 }
+        for n in allNodes { c[n.op.name, default: 0] += 1 }
         return c
+    }
+
+    /// Every node: the graph's, then, depth first, those of the blocks each owns (`Node.blocks`).
+    public var allNodes: [Node] {
+        var out: [Node] = []
+        func visit(_ nodes: [Node]) {
+            for n in nodes {
+                out.append(n)
+                for b in n.blocks { visit(b.nodes) }
+            }
+        }
+        visit(nodes)
+        return out
     }
 
     /// The node producing `tensor`, if any.

@@ -228,7 +228,7 @@ final class ControlFlowTests: XCTestCase {
 
     func testIterationGuardThrowsATypedError() throws {
         let g = try Self.sumGraph()
-        let m = try Model(graph: g, configuration: .init(maximumLoopIterations: 1000))
+        let m = try Model(graph: g, configuration: .init(threadCount: 1, maximumLoopIterations: 1000))
         XCTAssertEqual(try m.prediction(from: ["n": try NDArray(shape: [1], scalars: [1000])])["sum"]?.scalars, [500_500])
         XCTAssertThrowsError(try m.prediction(from: ["n": try NDArray(shape: [1], scalars: [.infinity])])) { error in
             XCTAssertEqual(error as? RuntimeError, .iterationLimitExceeded(node: "loop", limit: 1000))
@@ -335,5 +335,23 @@ final class ControlFlowTests: XCTestCase {
         // And JSON alone (the explicit encoding) keeps the blocks; nodes without blocks write no key.
         let json = String(decoding: try JSONEncoder().encode(g.nodes), as: UTF8.self)
         XCTAssertEqual(json.components(separatedBy: "\"blocks\"").count - 1, 1)
+    }
+}
+
+extension ControlFlowTests {
+    /// Hostile files: nesting deeper than `Node.maxBlockNesting` is refused before inference.
+    func testDeepBlockNestingIsRefused() throws {
+        var inner = Block(inputs: ["x"], nodes: [], outputs: ["x"])
+        for level in 0...Node.maxBlockNesting {
+            let pred = Block(inputs: ["x"], nodes: [ControlFlowTests.constant("f\(level)", [1], 0, .bool)], outputs: ["f\(level)"])
+            inner = Block(inputs: ["x"], nodes: [Node(name: "loop\(level)", op: .whileLoop, inputs: ["x"], outputs: ["y"], blocks: [pred, inner])], outputs: ["y"])
+        }
+        let top = inner.nodes[0]
+        XCTAssertEqual(top.blockNesting, Node.maxBlockNesting + 1)
+        XCTAssertThrowsError(try top.inferOutputTypes([TensorType([2])])) { error in
+            XCTAssertTrue("\(error)".contains("nest"), "\(error)")
+        }
+        // One level less is fine.
+        XCTAssertEqual(try inner.nodes[0].blocks[1].nodes[0].inferOutputTypes([TensorType([2])]), [TensorType([2])])
     }
 }

@@ -47,10 +47,23 @@ extension Node {
         }
     }
 
-    /// Checks that the node owns exactly `n` blocks, named by `labels` in messages.
+    /// Deepest nesting of blocks under this node (0 without blocks).
+    public var blockNesting: Int {
+        blocks.map { b in 1 + (b.nodes.map(\.blockNesting).max() ?? 0) }.max() ?? 0
+    }
+
+    /// Most levels of nested blocks (shape inference of nested loops costs up to 4 block
+    /// inferences per level, so a file cannot make it explode).
+    public static let maxBlockNesting = 8
+
+    /// Checks that the node owns exactly `n` blocks, named by `labels` in messages, nested at
+    /// most `maxBlockNesting` deep.
     func expectBlocks(_ labels: [String]) throws {
         guard blocks.count == labels.count else {
             throw fail("needs \(labels.count) blocks (\(labels.joined(separator: ", "))), found \(blocks.count)")
+        }
+        guard blockNesting <= Node.maxBlockNesting else {
+            throw fail("blocks nest \(blockNesting) levels deep; at most \(Node.maxBlockNesting) are supported")
         }
     }
 }
@@ -105,11 +118,11 @@ enum WhileLoopDefinition: OpDefinition {
         try node.expectInputs(ins, atLeast: 1)
         try node.expectBlocks(["cond", "body"])
         // Loop-carried types: widen (dimensions that change become unknown) until the body
-        // yields what it was given; each round makes at least one more dimension unknown.
+        // yields what it was given: at most 3 rounds (the third with every dimension of a
+        // still-changing variable unknown), so nested loops cannot make inference explode.
         var types = ins
-        let rounds = ins.reduce(0) { $0 + $1.rank } + 2
         var stable = false
-        for _ in 0..<rounds {
+        for round in 0..<3 {
             let outs = try node.blocks[1].inferOutputTypes(inputs: types, owner: node, label: "body")
             guard outs.count == types.count else {
                 throw node.fail("the body block yields \(outs.count) value(s) for \(types.count) loop variable(s)")
@@ -121,7 +134,12 @@ enum WhileLoopDefinition: OpDefinition {
                 return t
             }
             if joined == types { stable = true; break }
-            types = joined
+            types = round == 0 ? joined : zip(types, joined).map { old, new in
+                guard old != new else { return new }
+                var t = new
+                t.shape = Array(repeating: TensorType.unknown, count: t.rank)
+                return t
+            }
         }
         guard stable else { throw node.fail("the loop variables' types do not settle") }
         let c = try node.blocks[0].inferOutputTypes(inputs: types, owner: node, label: "cond")
