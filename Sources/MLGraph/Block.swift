@@ -22,6 +22,29 @@ public struct Block: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey { case inputs, nodes, outputs }
 
+    /// Decodes a block; first checks every weight header of its nodes (shape and quantization
+    /// parameters, `ConstantHeader.checkLimits`) so that no value from a file reaches
+    /// `ConstantTensor` unchecked (the bundle reader checks the top-level nodes' weights itself).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        struct ProbeNode: Decodable {
+            var name: String
+            var weights: [String: ConstantHeader]?
+        }
+        for node in try c.decode([ProbeNode].self, forKey: .nodes) {
+            for (key, w) in node.weights ?? [:] { try w.checkLimits("weight '\(key)' of node '\(node.name)'") }
+        }
+        self.init(inputs: try c.decode([String].self, forKey: .inputs), nodes: try c.decode([Node].self, forKey: .nodes),
+                  outputs: try c.decode([String].self, forKey: .outputs))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(inputs, forKey: .inputs)
+        try c.encode(nodes, forKey: .nodes)
+        try c.encode(outputs, forKey: .outputs)
+    }
+
     /// The types of the block's outputs when its inputs have `inputTypes`: runs each node's
     /// shape rule (recursing into nested blocks), checking structure as `Graph.verify` does
     /// (unique node names, each tensor produced once, read after it is produced, outputs exist).
@@ -87,5 +110,37 @@ extension TensorType {
     public func admits(_ actual: TensorType) -> Bool {
         elementType == actual.elementType && rank == actual.rank && isList == actual.isList
             && zip(shape, actual.shape).allSatisfy { $0 == TensorType.unknown || $0 == $1 }
+    }
+}
+
+extension ConstantHeader {
+    /// Checks a decoded weight header before a `ConstantTensor` is built from it: rank ≤ 32,
+    /// dimensions 0…2³¹−1, at most 2⁴⁰ elements, quantization with 1…8 bits, an axis within the
+    /// rank, one scale (bias) or one per channel, a table of 2^bits entries.
+    /// - Throws: `GraphError.invalidConstant` naming `what`.
+    public func checkLimits(_ what: String) throws {
+        func fail(_ m: String) -> GraphError { .invalidConstant("\(what): \(m)") }
+        guard shape.count <= Node.maxRank else { throw fail("rank \(shape.count) exceeds \(Node.maxRank)") }
+        var n = 1
+        for d in shape {
+            guard d >= 0, d <= Int(Int32.max) else { throw fail("dimension \(d) of shape \(formatShape(shape)) is out of range") }
+            let (p, o) = n.multipliedReportingOverflow(by: d)
+            guard !o, p <= TensorType.maxElementCount else { throw fail("shape \(formatShape(shape)) has more than 2^40 elements") }
+            n = p
+        }
+        switch encoding {
+        case .float32, .float16: break
+        case let .linear(q):
+            guard (1...8).contains(q.bits) else { throw fail("linear quantization with \(q.bits) bits (must be 1…8)") }
+            guard q.axis >= 0, q.axis <= Node.maxRank else { throw fail("quantization axis \(q.axis) is out of range") }
+            guard !q.scale.isEmpty || n == 0 else { throw fail("linear quantization has no scale") }
+            if q.scale.count > 1 {
+                guard q.axis < shape.count, q.scale.count == shape[q.axis] else { throw fail("\(q.scale.count) scales for axis \(q.axis) of shape \(formatShape(shape))") }
+            }
+            guard q.bias.count <= 1 || q.bias.count == q.scale.count else { throw fail("\(q.bias.count) biases for \(q.scale.count) scales") }
+        case let .lookupTable(q):
+            guard (1...8).contains(q.bits) else { throw fail("look-up table quantization with \(q.bits) bits (must be 1…8)") }
+            guard q.table.count == 1 << q.bits else { throw fail("look-up table has \(q.table.count) entries, \(q.bits)-bit codes need \(1 << q.bits)") }
+        }
     }
 }

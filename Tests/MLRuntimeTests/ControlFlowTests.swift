@@ -355,3 +355,22 @@ extension ControlFlowTests {
         XCTAssertEqual(try inner.nodes[0].blocks[1].nodes[0].inferOutputTypes([TensorType([2])]), [TensorType([2])])
     }
 }
+
+extension ControlFlowTests {
+    /// A weight inside a block with an overflowing shape or bad quantization is a typed error
+    /// at decoding, never a trap.
+    func testHostileBlockWeightsAreRefusedWhenDecoding() throws {
+        func block(_ weight: String) -> String {
+            #"{"inputs":["x"],"outputs":["y"],"nodes":[{"name":"n","op":"binary","attributes":{"function":"add"},"inputs":["x"],"outputs":["y"],"weights":{"y":\#(weight)}}]}"#
+        }
+        let bad = [#"{"shape":[9223372036854775807,4],"encoding":{"kind":"float32"},"bytes":"AAAAAA=="}"#,
+                   #"{"shape":[1],"encoding":{"kind":"linear","bits":0,"axis":0,"scale":[1],"bias":[]},"bytes":"AA=="}"#]
+        for w in bad {
+            XCTAssertThrowsError(try JSONDecoder().decode(Block.self, from: Data(block(w).utf8))) { error in
+                guard case GraphError.invalidConstant = error else { return XCTFail("\(error)") }
+            }
+        }
+        let good = try JSONDecoder().decode(Block.self, from: Data(block(#"{"shape":[1],"encoding":{"kind":"float32"},"bytes":"AACAPw=="}"#).utf8))
+        XCTAssertEqual(good.nodes.first?.weights["y"]?.floats(), [1])
+    }
+}
