@@ -129,7 +129,7 @@ extension ConstantTensor: Codable {
 }
 
 extension Node: Codable {
-    private enum CodingKeys: String, CodingKey { case name, op, attributes, inputs, outputs, weights }
+    private enum CodingKeys: String, CodingKey { case name, op, attributes, inputs, outputs, weights, blocks }
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let op: Op
@@ -146,7 +146,8 @@ extension Node: Codable {
         }
         self.init(name: try c.decode(String.self, forKey: .name), op: op,
                   inputs: try c.decode([String].self, forKey: .inputs), outputs: try c.decode([String].self, forKey: .outputs),
-                  weights: try c.decodeIfPresent([String: ConstantTensor].self, forKey: .weights) ?? [:])
+                  weights: try c.decodeIfPresent([String: ConstantTensor].self, forKey: .weights) ?? [:],
+                  blocks: try c.decodeIfPresent([Block].self, forKey: .blocks) ?? [])
     }
     /// Writes the explicit layout (bundle format 2).
     public func encode(to encoder: Encoder) throws {
@@ -161,6 +162,8 @@ extension Node: Codable {
             var w = c.nestedContainer(keyedBy: AnyKey.self, forKey: .weights)
             for k in weights.keys.sorted() { try w.encode(weights[k]!, forKey: AnyKey(k)) }
         }
+        // Nested blocks (control flow): absent when empty, so other nodes encode as before.
+        if !blocks.isEmpty { try c.encode(blocks, forKey: .blocks) }
     }
 }
 

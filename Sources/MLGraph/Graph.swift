@@ -7,15 +7,21 @@ public struct Node: Hashable, Sendable {
     public var inputs: [String]
     public var outputs: [String]
     public var weights: [String: ConstantTensor]
+    /// Nested blocks the op owns (control flow: `Op.cond`'s two branches, `Op.whileLoop`'s
+    /// condition and body); empty for every other op. See `Block`.
+    public var blocks: [Block]
 
-    public init(name: String, op: Op, inputs: [String], outputs: [String], weights: [String: ConstantTensor] = [:]) {
+    public init(name: String, op: Op, inputs: [String], outputs: [String], weights: [String: ConstantTensor] = [:],
+                blocks: [Block] = []) {
         self.name = name; self.op = op; self.inputs = inputs; self.outputs = outputs; self.weights = weights
+        self.blocks = blocks
     }
 
     public static func == (a: Node, b: Node) -> Bool {
         a.name == b.name && a.op == b.op && a.inputs == b.inputs && a.outputs == b.outputs
             && a.weights.keys.sorted() == b.weights.keys.sorted()
             && a.weights.allSatisfy { k, v in b.weights[k].map { $0 === v || ($0.shape == v.shape && $0.encoding == v.encoding && $0.floats() == v.floats()) } ?? false }
+            && a.blocks == b.blocks
     }
 
     public func hash(into h: inout Hasher) { h.combine(name); h.combine(op) }
@@ -104,17 +110,30 @@ public struct Graph: Sendable {
     public var parameterCount: Int {
         var seen = Set<ObjectIdentifier>()
         var n = 0
-        for node in nodes {
+        for node in allNodes {
             for w in node.weights.values where seen.insert(ObjectIdentifier(w)).inserted { n += w.elementCount }
         }
         return n
     }
 
-    /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15].
+    /// Node count per op name, e.g. ["conv2d": 16, "batchNorm": 15] (nodes inside blocks included).
     public var opCounts: [String: Int] {
         var c: [String: Int] = [:]
-        for n in nodes { c[n.op.name, default: 0] += 1 }
+        for n in allNodes { c[n.op.name, default: 0] += 1 }
         return c
+    }
+
+    /// Every node: the graph's, then, depth first, those of the blocks each owns (`Node.blocks`).
+    public var allNodes: [Node] {
+        var out: [Node] = []
+        func visit(_ nodes: [Node]) {
+            for n in nodes {
+                out.append(n)
+                for b in n.blocks { visit(b.nodes) }
+            }
+        }
+        visit(nodes)
+        return out
     }
 
     /// The node producing `tensor`, if any.

@@ -159,8 +159,9 @@ public enum Op: Codable, Hashable, Sendable {
     /// MIL `range_1d` with constant start, end, step: no input → [ceil((end−start)/step)] values
     /// start + i·step (NumPy `arange`). ONNX `Range`.
     case range1d(RangeAttributes)
-    /// MIL `fill` with a constant shape: no input → `shape` filled with `value`. ONNX
-    /// `ConstantOfShape`.
+    /// MIL `fill`, ONNX `ConstantOfShape`: no input → `shape` filled with `value`; or input
+    /// shape (int32 / int64 / float32 [r], read at prediction time, attribute `shape` empty) →
+    /// r unknown dimensions filled with `value` (runs in `Model`'s dynamic executor).
     case fill(FillAttributes)
     /// MIL `topk`: x → (values, int32 indices) of the `k` largest (or smallest, `ascending`)
     /// along `axis`, sorted; ties → lower index first. ONNX `TopK`.
@@ -204,6 +205,33 @@ public enum Op: Codable, Hashable, Sendable {
     /// (boxes, scores) and −1 (indices). See `NonMaximumSuppressionAttributes`. ONNX
     /// `NonMaxSuppression` (another output layout).
     case nonMaximumSuppression(NonMaximumSuppressionAttributes)
+    // MARK: control flow and dynamic shapes
+    /// MIL `cond`, ONNX `If`, Core ML `branch`: inputs pred (one element: bool, or a number,
+    /// true when non-zero), operands…; `Node.blocks` = [then, else], each binding the operands
+    /// and yielding the outputs (same count; element type, rank and list-ness must agree, a
+    /// dimension that differs is unknown). Runs in `Model`'s dynamic executor.
+    case cond
+    /// MIL `while_loop`, ONNX `Loop`, Core ML `loop`: inputs = the initial loop variables;
+    /// `Node.blocks` = [cond, body], both binding the loop variables: cond yields one predicate,
+    /// body the next loop variables (same element type, rank and list-ness; a dimension that
+    /// changes is unknown). Outputs = the loop variables when cond yields false. At most
+    /// `Model.Configuration.maximumLoopIterations` body runs (`RuntimeError.iterationLimitExceeded`).
+    case whileLoop
+    /// MIL `make_list`: optional input length (one element) → a tensor list (`TensorType.isList`).
+    case makeList(MakeListAttributes)
+    /// MIL `list_read`: (list, index (1)) → the element (negative index counts from the end).
+    case listRead
+    /// MIL `list_write`: (list, index (1), value) → the list with element index set to value.
+    case listWrite
+    /// MIL `list_gather`: (list, indices [k]) → [k] + element shape (TF `TensorListStack` with
+    /// indices 0..<length).
+    case listGather
+    /// MIL `list_scatter`: (list, indices [k], values [k, element…]) → the list with the elements set.
+    case listScatter
+    /// MIL `list_length`: list → int32 (1).
+    case listLength
+    /// MIL `shape`, ONNX `Shape`: x → int32 [rank(x)], the run-time dimensions.
+    case shape
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -267,6 +295,16 @@ public enum Op: Codable, Hashable, Sendable {
         case .range1d: return "range1d"
         case .fill: return "fill"
         case .topk: return "topk"
+        // MARK: control flow and dynamic shapes
+        case .cond: return "cond"
+        case .whileLoop: return "whileLoop"
+        case .makeList: return "makeList"
+        case .listRead: return "listRead"
+        case .listWrite: return "listWrite"
+        case .listGather: return "listGather"
+        case .listScatter: return "listScatter"
+        case .listLength: return "listLength"
+        case .shape: return "shape"
         // MARK: elementwise math ops
         case .unary: return "unary"
         case .binary: return "binary"
@@ -303,6 +341,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case unary, binary, clip
     // MARK: scatter, reverse, sort, einsum, windows, NMS ops
     case scatter, scatterND, scatterAlongAxis, reverse, reverseSequence, argsort, einsum, slidingWindows, nonMaximumSuppression
+    // MARK: control flow and dynamic shapes
+    case cond, whileLoop, makeList, listRead, listWrite, listGather, listScatter, listLength, shape
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -382,6 +422,16 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .einsum: return EinsumDefinition.self
         case .slidingWindows: return SlidingWindowsDefinition.self
         case .nonMaximumSuppression: return NonMaximumSuppressionDefinition.self
+        // MARK: control flow and dynamic shapes
+        case .cond: return CondDefinition.self
+        case .whileLoop: return WhileLoopDefinition.self
+        case .makeList: return MakeListDefinition.self
+        case .listRead: return ListReadDefinition.self
+        case .listWrite: return ListWriteDefinition.self
+        case .listGather: return ListGatherDefinition.self
+        case .listScatter: return ListScatterDefinition.self
+        case .listLength: return ListLengthDefinition.self
+        case .shape: return ShapeDefinition.self
         }
     }
 
@@ -465,6 +515,16 @@ extension Op {
         case .einsum: return .einsum
         case .slidingWindows: return .slidingWindows
         case .nonMaximumSuppression: return .nonMaximumSuppression
+        // MARK: control flow and dynamic shapes
+        case .cond: return .cond
+        case .whileLoop: return .whileLoop
+        case .makeList: return .makeList
+        case .listRead: return .listRead
+        case .listWrite: return .listWrite
+        case .listGather: return .listGather
+        case .listScatter: return .listScatter
+        case .listLength: return .listLength
+        case .shape: return .shape
         }
     }
 

@@ -65,6 +65,11 @@ public protocol OpDefinition {
     /// Every weight role a node of this kind may carry (none for ops without weights); a node
     /// need not carry all of them (optional biases, a single direction).
     static var weightRoles: [WeightRole] { get }
+
+    /// Whether `inferOutputTypes` handles inputs with unknown dimensions and tensor lists itself
+    /// (control flow, list ops, `shape`). Default false: such inputs are refused (lists) or go
+    /// through `Node.inferOutputTypes`' probing of unknown dimensions.
+    static var acceptsDynamicTypes: Bool { get }
 }
 
 extension OpDefinition {
@@ -72,6 +77,7 @@ extension OpDefinition {
     public static var functions: [OpFunctionExample] { [] }
     public static func checkAttributes(of node: Node) throws {}
     public static var weightRoles: [WeightRole] { [] }
+    public static var acceptsDynamicTypes: Bool { false }
 }
 
 // MARK: - Helpers for op definitions (checked arithmetic, uniform messages)

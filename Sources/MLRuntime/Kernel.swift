@@ -77,6 +77,9 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     /// `TypedKernel`), but its tensor `tensor` has element type `found` (thrown by `Model.init`).
     /// (`indirect`: boxed, so the five-field payload does not grow every `RuntimeError` value.)
     indirect case elementTypeMismatch(node: String, op: String, tensor: String, expected: ElementType, found: ElementType)
+    /// A `whileLoop` ran its body more than `limit` times in one prediction
+    /// (`Model.Configuration.maximumLoopIterations`): its condition never became false.
+    case iterationLimitExceeded(node: String, limit: Int)
 
     /// The message: names the node or input, expected and found values, and what to do.
     public var description: String {
@@ -101,6 +104,8 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
             return "node '\(node)': \(message)"
         case let .elementTypeMismatch(node, op, tensor, expected, found):
             return "node '\(node)' (\(op)): its kernel computes in \(expected), but tensor '\(tensor)' is \(found); insert a cast to \(expected) before the node (or after it, for an output)"
+        case let .iterationLimitExceeded(node, limit):
+            return "node '\(node)' (whileLoop): the loop ran its body \(limit) times without its condition becoming false; check the loop's inputs, or raise Model.Configuration.maximumLoopIterations"
         }
     }
 }

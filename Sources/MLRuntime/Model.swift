@@ -35,12 +35,16 @@ public final class Model: @unchecked Sendable {
         /// `MemoryPlan.arenaByteCount` plus input/output bytes); concurrent predictions beyond it
         /// allocate temporary ones. Default 4.
         public var maximumPooledArenas: Int
+        /// Most body runs of one `whileLoop` execution before the prediction throws
+        /// `RuntimeError.iterationLimitExceeded` (a loop that never ends). Default 10⁷.
+        public var maximumLoopIterations: Int
 
         /// Options with the defaults documented on each property.
         public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, referenceOnly: Bool = false,
-                    maximumPooledArenas: Int = 4, disabledPasses: Set<String> = []) {
+                    maximumPooledArenas: Int = 4, disabledPasses: Set<String> = [], maximumLoopIterations: Int = 10_000_000) {
             self.threadCount = threadCount; self.referenceOnly = referenceOnly
             self.maximumPooledArenas = maximumPooledArenas; self.disabledPasses = disabledPasses
+            self.maximumLoopIterations = maximumLoopIterations
         }
     }
 
@@ -48,8 +52,9 @@ public final class Model: @unchecked Sendable {
     public struct Feature: Sendable, Hashable {
         /// Tensor name: the key in `prediction(from:)`'s input and output dictionaries.
         public let name: String
-        /// Full shape in the IR layout, batch first. Inputs also accept the shape without a
-        /// leading batch dimension of 1.
+        /// Full shape in the IR layout, batch first; −1 (`TensorType.unknown`) for a dimension
+        /// known only at prediction time (any size ≥ 1 is accepted; outputs have their actual
+        /// shapes). Inputs also accept the shape without a leading batch dimension of 1.
         public let shape: [Int]
         /// Element type: outputs are returned in it; inputs are converted to it.
         public let elementType: ElementType
@@ -79,8 +84,13 @@ public final class Model: @unchecked Sendable {
     public let modelDescription: Description
     /// The verified graph, with every tensor typed.
     public let graph: Graph
-    /// Where each tensor lives during a prediction.
+    /// Where each tensor lives during a prediction (empty when the graph runs in the dynamic
+    /// executor: control flow, tensor lists or unknown dimensions).
     public let memoryPlan: MemoryPlan
+    /// Whether predictions run in the dynamic executor (per-run buffers at actual shapes,
+    /// blocks run recursively, kernels built per shape) instead of the static plan.
+    public var isDynamic: Bool { dynamic != nil }
+    let dynamic: DynamicExecutor?
 
     struct Step {
         let node: String
@@ -133,6 +143,20 @@ public final class Model: @unchecked Sendable {
         if let first = missing.first { throw RuntimeError.missingCustomLayer(className: first.className, layers: first.layers) }
 
         let threads = Swift.max(1, configuration.threadCount)
+        self.pool = ArenaPool(capacity: Swift.max(0, configuration.maximumPooledArenas))
+        self.inputIndex = Dictionary(typed.inputs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.modelDescription = Model.describe(typed)
+        if DynamicExecutor.isNeeded(for: typed) {
+            // Control flow, lists or run-time shapes: no static plan (docs/ARCHITECTURE.md).
+            try Model.checkDynamicGraph(typed)
+            self.memoryPlan = MemoryPlan(graph: Graph(inputs: [], outputs: [], nodes: []))
+            self.steps = []
+            self.inputByteCounts = []
+            self.dynamic = DynamicExecutor(graph: typed, referenceOnly: configuration.referenceOnly, threadCount: threads,
+                                           maximumLoopIterations: Swift.max(0, configuration.maximumLoopIterations))
+            return
+        }
+        self.dynamic = nil
         var kernels: [Kernel] = []
         for node in typed.nodes {
             let ctx = KernelContext(node: node, inputTypes: node.inputs.map { typed.tensorTypes[$0]! },
@@ -146,8 +170,9 @@ public final class Model: @unchecked Sendable {
                  inputs: node.inputs.map { plan.locations[$0]! }, outputs: node.outputs.map { plan.locations[$0]! })
         }
         self.inputByteCounts = typed.inputs.map { $0.type.elementCount * $0.type.elementType.byteSize }
-        self.inputIndex = Dictionary(typed.inputs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
 
+    private static func describe(_ typed: Graph) -> Description {
         let d = typed.description
         func feature(_ name: String, _ described: [FeatureDescription]) -> Feature {
             let f = described.first { $0.name == name }
@@ -155,10 +180,32 @@ public final class Model: @unchecked Sendable {
             return Feature(name: name, shape: t.shape, elementType: t.elementType,
                            shortDescription: f?.shortDescription ?? "", image: f?.image)
         }
-        self.modelDescription = Description(
+        return Description(
             inputs: typed.inputs.map { feature($0.name, d.inputs) }, outputs: typed.outputs.map { feature($0, d.outputs) },
             metadata: d.metadata, classLabels: d.classLabels, probabilitiesOutput: d.probabilitiesOutput)
-        self.pool = ArenaPool(capacity: Swift.max(0, configuration.maximumPooledArenas))
+    }
+
+    /// Load-time checks of a graph for the dynamic executor: inputs and outputs are tensors; every
+    /// op (in blocks too) has a kernel table or runs natively; custom classes are registered.
+    private static func checkDynamicGraph(_ g: Graph) throws {
+        for i in g.inputs where i.type.isList {
+            throw RuntimeError.unsupportedOp(node: i.name, op: "input", message: "graph input '\(i.name)' is a tensor list; model inputs must be tensors")
+        }
+        for o in g.outputs where g.tensorTypes[o]?.isList == true {
+            throw RuntimeError.unsupportedOp(node: o, op: "output", message: "graph output '\(o)' is a tensor list; stack it with listGather")
+        }
+        func check(_ nodes: [Node]) throws {
+            for n in nodes {
+                if case let .custom(a) = n.op, CustomLayerRegistry.implementation(for: a.className) == nil {
+                    throw RuntimeError.missingCustomLayer(className: a.className, layers: [n.name])
+                }
+                guard DynamicExecutor.nativeKinds.contains(n.op.kind) || KernelRegistry.reference[n.op.kind] != nil else {
+                    throw RuntimeError.unsupportedOp(node: n.name, op: n.op.name, message: "no kernel table has this op")
+                }
+                for b in n.blocks { try check(b.nodes) }
+            }
+        }
+        try check(g.nodes)
     }
 
     /// Runs the model.
@@ -205,10 +252,25 @@ public final class Model: @unchecked Sendable {
         for input in graph.inputs {
             guard let a = inputs[input.name] else { throw RuntimeError.missingInput(name: input.name, expected: names) }
             let s = input.type.shape
-            guard a.shape == s || (s.first == 1 && a.shape == Array(s.dropFirst())) else {
+            guard a.shape == s || (s.first == 1 && a.shape == Array(s.dropFirst())) || (dynamic != nil && Model.fits(a.shape, s)) else {
                 throw RuntimeError.shapeMismatch(input: input.name, expected: s, found: a.shape)
             }
             arrays.append(a.converted(to: input.type.elementType))
+        }
+        if let dynamic {
+            // Per-run buffers at the actual shapes (a leading batch 1 restored where omitted).
+            let tensors = zip(arrays, graph.inputs).map { a, input -> DynamicTensor in
+                let t = DynamicTensor(a)
+                guard t.type.rank + 1 == input.type.rank else { return t }
+                let full = DynamicTensor(TensorType([1] + a.shape, a.elementType))
+                full.data.copyMemory(from: t.data, byteCount: t.byteCount)
+                return full
+            }
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let out = try dynamic.run(tensors)
+            timings?.pointee.append(NodeTiming(node: "(graph)", op: "dynamic", kernel: "DynamicExecutor",
+                                               milliseconds: Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6))
+            return out
         }
 
         let arena = pool.acquire() ?? Arena(model: self)
@@ -248,6 +310,16 @@ public final class Model: @unchecked Sendable {
             }
         }
         return result
+    }
+}
+
+extension Model {
+    /// Whether `found` fits `expected` where −1 means any size ≥ 1 (a leading batch 1 may be omitted).
+    static func fits(_ found: [Int], _ expected: [Int]) -> Bool {
+        func same(_ f: [Int], _ e: [Int]) -> Bool {
+            f.count == e.count && zip(f, e).allSatisfy { $1 == TensorType.unknown ? $0 >= 1 : $0 == $1 }
+        }
+        return same(found, expected) || (expected.first == 1 && same(found, Array(expected.dropFirst())))
     }
 }
 

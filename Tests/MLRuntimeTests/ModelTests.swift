@@ -135,6 +135,11 @@ final class ModelTests: XCTestCase {
             XCTAssertNotNil(KernelRegistry.reference[kind], "\(kind) has no reference kernel")
             for (node, inputs) in OpSamples.samples(for: kind) {
                 let outs = try node.inferOutputTypes(inputs)
+                if !node.blocks.isEmpty || (inputs + outs).contains(where: \.isList) {
+                    // Control flow and lists run only inside Model (the dynamic executor).
+                    try runSampleThroughModel(node, inputs)
+                    continue
+                }
                 let ctx = KernelContext(node: node, inputTypes: inputs, outputTypes: outs, threadCount: 1)
                 if (inputs + outs).contains(where: { $0.elementType != .float32 }) {  // typed ops: raw buffers
                     let arrays = try randomTypedArrays(inputs, seed: 7)
@@ -156,6 +161,44 @@ final class ModelTests: XCTestCase {
                 for (a, b) in zip(r, f) { assertClose(b, a, tolerance: 1e-4) }
             }
         }
+    }
+
+    /// Runs a sample that needs the dynamic executor as a one-node graph: list inputs come from
+    /// `makeList` nodes (length 2, unwritten elements read as zeros), list outputs are measured
+    /// with `listLength`; integer and bool inputs are zeros, float inputs random. Reference-only and
+    /// default models must agree, with finite outputs.
+    func runSampleThroughModel(_ sample: Node, _ inputs: [TensorType]) throws {
+        var nodes: [Node] = [], graphInputs: [ValueInfo] = [], feeds: [String: NDArray] = [:]
+        for (i, (name, t)) in zip(sample.inputs, inputs).enumerated() {
+            if t.isList {
+                nodes.append(Node(name: "make_\(i)", op: .makeList(MakeListAttributes(elementShape: t.shape, elementType: t.elementType, length: 2)),
+                                  inputs: [], outputs: [name]))
+            } else {
+                graphInputs.append(ValueInfo(name: name, type: t))
+                feeds[name] = t.elementType == .float32
+                    ? try NDArray(shape: t.shape, scalars: randomFloats(count: t.elementCount, seed: UInt64(7 + i)))
+                    : try NDArray(shape: t.shape, elementType: t.elementType, bytes: [UInt8](repeating: 0, count: t.elementCount * t.elementType.byteSize))
+            }
+        }
+        nodes.append(sample)
+        var outputs: [String] = []
+        for (i, (name, t)) in zip(sample.outputs, try sample.inferOutputTypes(inputs)).enumerated() {
+            if t.isList {
+                nodes.append(Node(name: "length_\(i)", op: .listLength, inputs: [name], outputs: ["\(name)_length"]))
+                outputs.append("\(name)_length")
+            } else {
+                outputs.append(name)
+            }
+        }
+        var g = Graph(inputs: graphInputs, outputs: outputs, nodes: nodes)
+        try g.inferShapes()
+        let ref = try Model(graph: g, configuration: .init(referenceOnly: true))
+        XCTAssertTrue(ref.isDynamic, "\(sample.op)")
+        let r = try ref.prediction(from: feeds)
+        XCTAssertEqual(Set(r.keys), Set(outputs))
+        XCTAssertTrue(r.values.allSatisfy { $0.scalars.allSatisfy(\.isFinite) }, "\(sample.op): non-finite output")
+        let f = try Model(graph: g).prediction(from: feeds)
+        for o in outputs { assertClose(f[o]!.scalars, r[o]!.scalars, tolerance: 1e-4) }
     }
 
     func testConcurrentPredictionsAreIdenticalToSerialOnes() throws {

@@ -232,6 +232,42 @@ public enum OpSamples {
                     (node(.nonMaximumSuppression(NonMaximumSuppressionAttributes(iouThreshold: 0.3, scoreThreshold: -.infinity, maxBoxes: 8,
                                                                                   perClassSuppression: true)), 2, outputs: 4),
                      [TensorType([1, 5, 4]), TensorType([1, 5, 2])])]
+        // MARK: control flow and dynamic shapes
+        case .cond:
+            // then: relu(x); else: tanh(x). Predicate bool, or a number (non-zero is true).
+            let then = Block(inputs: ["x"], nodes: [Node(name: "then_relu", op: .activation(.relu), inputs: ["x"], outputs: ["y"])], outputs: ["y"])
+            let otherwise = Block(inputs: ["x"], nodes: [Node(name: "else_tanh", op: .activation(.tanh), inputs: ["x"], outputs: ["y"])], outputs: ["y"])
+            var n = node(.cond, 2)
+            n.blocks = [then, otherwise]
+            return [(n, [TensorType([1], .bool), TensorType([2, 3])]), (n, [TensorType([1]), TensorType([2, 3])])]
+        case .whileLoop:
+            // while i < 3 { i += 1; acc = 0.5·acc + 1 }
+            let c = Block(inputs: ["i", "acc"], nodes: [
+                Node(name: "three", op: .fill(FillAttributes(shape: [1], value: 3)), inputs: [], outputs: ["three"]),
+                Node(name: "less", op: .compare(.less), inputs: ["i", "three"], outputs: ["p"]),
+            ], outputs: ["p"])
+            let body = Block(inputs: ["i", "acc"], nodes: [
+                Node(name: "next_i", op: .binary(.add), inputs: ["i"], outputs: ["i1"], weights: ["y": ConstantTensor(shape: [1], floats: [1])]),
+                Node(name: "next_acc", op: .activation(.linear(alpha: 0.5, beta: 1)), inputs: ["acc"], outputs: ["acc1"]),
+            ], outputs: ["i1", "acc1"])
+            var n = node(.whileLoop, 2, outputs: 2)
+            n.blocks = [c, body]
+            return [(n, [TensorType([1]), TensorType([2, 3])])]
+        case .makeList:
+            return [(node(.makeList(MakeListAttributes(elementShape: [2, 3], length: 2, dynamicLength: false)), 0), []),
+                    (node(.makeList(MakeListAttributes(elementShape: [4, 5], elementType: .int32)), 1), [TensorType([1], .int32)])]
+        case .listRead:
+            return [(node(.listRead, 2), [.list(elementShape: [2, 3]), TensorType([1], .int32)])]
+        case .listWrite:
+            return [(node(.listWrite, 3), [.list(elementShape: [2, 3]), TensorType([1], .int32), TensorType([2, 3])])]
+        case .listGather:
+            return [(node(.listGather, 2), [.list(elementShape: [2, 3]), TensorType([2], .int32)])]
+        case .listScatter:
+            return [(node(.listScatter, 3), [.list(elementShape: [2, 3]), TensorType([2], .int32), TensorType([2, 2, 3])])]
+        case .listLength:
+            return [(node(.listLength), [.list(elementShape: [2, 3])])]
+        case .shape:
+            return [(node(.shape), [nhwc]), (node(.shape), [TensorType([3], .int64)])]
         }
     }
 }

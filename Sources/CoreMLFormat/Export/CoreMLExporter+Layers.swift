@@ -153,6 +153,12 @@ extension ExportWriter {
         // MARK: scatter, reverse, sort, einsum, windows, NMS ops
         case .scatter, .scatterND, .scatterAlongAxis, .reverse, .reverseSequence, .argsort, .einsum, .slidingWindows, .nonMaximumSuppression:
             failRankNOp(node)  // ScatterExport.swift
+        // MARK: control flow and dynamic shapes
+        case .cond, .whileLoop, .makeList, .listRead, .listWrite, .listGather, .listScatter, .listLength, .shape:
+            // NeuralNetwork's branch / loop layers hold nested NeuralNetworks over float blobs,
+            // and spec ≤ 3 has neither them nor lists or run-time shapes.
+            fail(node, "\(node.op.name) needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
+                 "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
         }
     }
 

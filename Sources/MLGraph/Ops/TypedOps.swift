@@ -57,9 +57,11 @@ public struct RangeAttributes: Codable, Hashable, Sendable {
     }
 }
 
-/// Attributes of `Op.fill` (MIL `fill` with a constant shape).
+/// Attributes of `Op.fill` (MIL `fill`).
 public struct FillAttributes: Codable, Hashable, Sendable {
-    /// The output shape (rank 1…`Node.maxRank`, dimensions ≥ 1).
+    /// The output shape (rank 1…`Node.maxRank`, dimensions ≥ 1) when the node has no input;
+    /// empty when the shape comes from the node's input (an int32 / int64 / float32 vector read
+    /// at prediction time).
     public var shape: [Int]
     /// The value, converted to `elementType` with `cast` semantics.
     public var value: Float
@@ -422,6 +424,10 @@ enum FillDefinition: OpDefinition {
 
     static func checkAttributes(of node: Node) throws {
         guard case let .fill(a) = node.op else { return }
+        if !node.inputs.isEmpty {
+            guard a.shape.isEmpty else { throw node.fail("shape must be empty when an input gives the shape, found \(a.shape)") }
+            return
+        }
         guard !a.shape.isEmpty, a.shape.count <= Node.maxRank else { throw node.fail("shape must have rank 1…\(Node.maxRank), found \(a.shape)") }
         if let problem = TensorType(a.shape).shapeProblem { throw node.fail("shape \(formatShape(a.shape)): \(problem)") }
     }
@@ -436,8 +442,14 @@ enum FillDefinition: OpDefinition {
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .fill(a) = node.op else { return [] }
-        try node.expectInputs(ins, 0)
-        return [TensorType(a.shape, a.elementType)]
+        guard let s = ins.first else { return [TensorType(a.shape, a.elementType)] }
+        // Dynamic fill: the shape is the input's values, known at prediction time.
+        try node.expectInputs(ins, 1)
+        try node.expectIndexVector(s, "input 0 (the shape)")
+        guard s.shape[0] >= 1, s.shape[0] <= Node.maxRank else {
+            throw node.fail("input 0 (the shape) must have a known length 1…\(Node.maxRank), found \(s)")
+        }
+        return [TensorType(Array(repeating: TensorType.unknown, count: s.shape[0]), a.elementType)]
     }
 }
 

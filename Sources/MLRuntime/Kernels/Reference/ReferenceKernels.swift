@@ -62,5 +62,11 @@ enum ReferenceKernels {
         .reverse: ReferenceReverse.make, .reverseSequence: ReferenceReverseSequence.make, .argsort: ReferenceArgsort.make,
         .einsum: ReferenceEinsum.make, .slidingWindows: ReferenceSlidingWindows.make,
         .nonMaximumSuppression: ReferenceNonMaximumSuppression.make,
+        // MARK: control flow and dynamic shapes (ControlFlow.swift; run by Model's dynamic executor)
+        .cond: ControlFlowKernels.dynamicOnly, .whileLoop: ControlFlowKernels.dynamicOnly,
+        .makeList: ControlFlowKernels.dynamicOnly, .listRead: ControlFlowKernels.dynamicOnly,
+        .listWrite: ControlFlowKernels.dynamicOnly, .listGather: ControlFlowKernels.dynamicOnly,
+        .listScatter: ControlFlowKernels.dynamicOnly, .listLength: ControlFlowKernels.dynamicOnly,
+        .shape: ReferenceShape.make,
     ]
 }
