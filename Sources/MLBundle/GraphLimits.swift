@@ -61,6 +61,15 @@ func checkedElementCount(_ shape: [Int], _ fail: (String) -> Error) throws -> In
     return n
 }
 
+/// A recorded tensor type: each known dimension in 1…`GraphLimits.maxDimension`, unknown ones
+/// −1, and the IR's own bounds (`TensorType.shapeProblem`).
+private func checkRecorded(_ t: TensorType, _ fail: (String) -> Error) throws {
+    for d in t.shape where d != TensorType.unknown && (d < 1 || d > GraphLimits.maxDimension) {
+        throw fail("dimension \(d) of shape \(formatShape(t.shape)) is out of range 1…\(GraphLimits.maxDimension) (or −1, unknown)")
+    }
+    if let problem = t.shapeProblem { throw fail(problem) }
+}
+
 extension Graph {
     /// Checks everything `verify()` relies on not to trap, then runs node-by-node type inference
     /// from the RECORDED types (each step bounded), requiring every tensor to have a recorded type
@@ -68,13 +77,15 @@ extension Graph {
     /// - Throws: `GraphError`.
     func checkBundleLimits() throws {
         func typeFail(_ name: String) -> (String) -> Error { { GraphError.invalidTopology("tensor '\(name)': \($0)") } }
+        // Recorded types may have unknown dimensions (−1, `TensorType.unknown`: resolved at
+        // prediction time); every known one is bounded as the IR bounds it.
         for i in inputs {
             guard i.type.rank <= GraphLimits.maxRank else { throw GraphError.invalidTopology("input '\(i.name)' has rank \(i.type.rank)") }
-            _ = try checkedElementCount(i.type.shape, typeFail(i.name))
+            try checkRecorded(i.type, typeFail(i.name))
         }
         for (name, t) in tensorTypes {
             guard t.rank <= GraphLimits.maxRank else { throw GraphError.invalidTopology("tensor '\(name)' has rank \(t.rank)") }
-            _ = try checkedElementCount(t.shape, typeFail(name))
+            try checkRecorded(t, typeFail(name))
         }
         for node in nodes {
             for (key, w) in node.weights {

@@ -336,6 +336,22 @@ final class ControlFlowTests: XCTestCase {
         let json = String(decoding: try JSONEncoder().encode(g.nodes), as: UTF8.self)
         XCTAssertEqual(json.components(separatedBy: "\"blocks\"").count - 1, 1)
     }
+
+    /// A graph whose input and outputs have a dimension unknown until prediction (the sequence
+    /// length) is stored in a bundle and runs from it.
+    func testBundleRoundTripWithUnknownDimensions() throws {
+        let g = try Self.lstmGraph()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("control-flow-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("lstm.mlbundle")
+        try BundleWriter.write(g, to: url, producer: "mlconv test")
+        let loaded = try BundleFile(contentsOf: url).graph
+        XCTAssertEqual(loaded.inputs[0].type.shape, [-1, 1, Self.d])
+        let x = randomFloats(count: 5 * Self.d, seed: 5)
+        let out = try Model(graph: loaded).prediction(from: ["x": try NDArray(shape: [5, 1, Self.d], scalars: x)])
+        assertClose(out["hs"]!.scalars, Self.lstmReference(x, steps: 5).hs, tolerance: 1e-5)
+    }
 }
 
 extension ControlFlowTests {
