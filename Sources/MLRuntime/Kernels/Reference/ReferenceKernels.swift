@@ -57,5 +57,8 @@ enum ReferenceKernels {
         .topk: ReferenceTopK.make,
         // MARK: elementwise math ops
         .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
+        // MARK: convolution and pooling in 1-D and 3-D (ConvPoolND.swift)
+        .conv1d: ReferenceConvND.make, .conv3d: ReferenceConvND.make,
+        .pool1d: ReferencePoolND.make, .pool3d: ReferencePoolND.make,
     ]
 }
