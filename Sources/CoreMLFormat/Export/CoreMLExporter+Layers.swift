@@ -82,6 +82,7 @@ extension ExportWriter {
     // MARK: - Dispatch
 
     mutating func lower(_ node: Node) {
+        if refuseVolumetric(node) { return }  // conv3d / pool3d: rank-5 volumes, not frames (ConvPoolNDExport.swift)
         if lowerStepStacked(node) { return }  // TimeDistributed frames: RecurrentExport.swift
         let ins = node.inputs.map { types[$0] ?? TensorType([1]) }
         let inBlobs = node.inputs.map { blob($0) }
