@@ -85,6 +85,39 @@ def conv_case(name, op, x, cout, k, s, d, padding, groups, act=None, bias=True):
                 weights=weights, tolerance=1e-4)
 
 
+def deconv3d(x, w, b, k, s, d, padding, out_pad, groups, act=None):
+    """Transposed convolution as DeconvNDAttributes: scatter into the full output
+    (in-1)*s + (k-1)*d + 1 + out_pad, then crop (valid: none; same: output in*s + out_pad,
+    start max(full - out, 0)//2; explicit: befores then afters). w [Cin, Cout/g, k...]."""
+    x = x.astype(np.float64); w = w.astype(np.float64)
+    n, cin = x.shape[0], x.shape[-1]
+    og = w.shape[1]; cout = og * groups; cg = cin // groups
+    ins = x.shape[1:4]
+    full = [(ins[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 + out_pad[i] for i in range(3)]
+    y = np.zeros([n] + full + [cout])
+    for idx in itertools.product(*[range(v) for v in ins]):
+        for tap in itertools.product(*[range(v) for v in k]):
+            pos = tuple(idx[i] * s[i] + tap[i] * d[i] for i in range(3))
+            for g in range(groups):
+                xv = x[(slice(None),) + idx + (slice(g * cg, (g + 1) * cg),)]  # [N, cg]
+                y[(slice(None),) + pos + (slice(g * og, (g + 1) * og),)] += xv @ w[(slice(g * cg, (g + 1) * cg), slice(None)) + tap]
+    if padding == "valid":
+        start, out = [0] * 3, full
+    elif padding == "same":
+        out = [ins[i] * s[i] + out_pad[i] for i in range(3)]
+        start = [max(full[i] - out[i], 0) // 2 for i in range(3)]
+    else:
+        start = padding[:3]
+        out = [full[i] - padding[i] - padding[3 + i] for i in range(3)]
+    yp = np.pad(y, [(0, 0)] + [(0, max(0, start[i] + out[i] - full[i])) for i in range(3)] + [(0, 0)])
+    y = yp[:, start[0]:start[0] + out[0], start[1]:start[1] + out[1], start[2]:start[2] + out[2], :]
+    if b is not None:
+        y = y + b.astype(np.float64)
+    if act == "relu":
+        y = np.maximum(y, 0)
+    return y.astype(np.float32)
+
+
 def softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -125,6 +158,23 @@ def cases():
             yield dict(name=f"pool3d_{kind}_{name}", op="pool3d",
                        attributes={"kind": kind, "kernel": k, "strides": s, "padding": padding},
                        inputs=[x], outputs=[pool(x, kind, k, s, padding)])
+    # deconv3d: NDHWC, weight [Cin, Cout/g, kD, kH, kW]
+    for name, x, cout, k, st, d, padding, op_, groups, act, bias in [
+        ("deconv3d_valid", f32(1, 2, 3, 2, 3), 2, [2, 2, 3], [1, 2, 1], [1, 1, 1], "valid", [0, 0, 0], 1, None, True),
+        ("deconv3d_same_stride2_relu", f32(2, 2, 3, 3, 2), 3, [3, 3, 3], [2, 2, 2], [1, 1, 1], "same", [0, 0, 0], 1, "relu", True),
+        ("deconv3d_same_outpad_groups", f32(1, 3, 2, 2, 4), 4, [2, 3, 2], [2, 2, 1], [1, 1, 1], "same", [1, 1, 0], 2, None, False),
+        ("deconv3d_explicit_dilated", f32(1, 2, 2, 3, 2), 2, [2, 2, 2], [1, 2, 2], [2, 1, 1], [1, 0, 1, 0, 1, 0], [0, 1, 1], 1, None, True),
+        ("deconv3d_same_kernel_below_stride", f32(1, 2, 2, 2, 1), 2, [1, 2, 1], [2, 3, 2], [1, 1, 1], "same", [0, 0, 0], 1, None, True),
+    ]:
+        w = f32(x.shape[-1], cout // groups, *k, lo=-1, hi=1)
+        b = f32(cout) if bias else None
+        weights = {"weight": w}
+        if bias:
+            weights["bias"] = b
+        yield dict(name=name, op="deconv3d",
+                   attributes={"kernel": k, "strides": st, "dilations": d, "padding": padding, "outputPadding": op_,
+                               "groups": groups, "outputChannels": cout, "activation": {"function": act} if act else None},
+                   inputs=[x], outputs=[deconv3d(x, w, b, k, st, d, padding, op_, groups, act)], weights=weights, tolerance=1e-4)
     # softmax with negative axes (MIL default axis = -1)
     for shape, axis in [((2, 3, 5), -1), ((2, 3, 5), -2), ((4, 6), -2), ((1, 2, 3, 4), -3), ((7,), -1)]:
         x = f32(*shape, lo=-4, hi=4)

@@ -69,6 +69,10 @@ public enum Op: Codable, Hashable, Sendable {
     case pool1d(PoolNDAttributes)
     /// 3-D max / average pooling (average excludes padding): [N, D, H, W, C] → [N, D', H', W', C].
     case pool3d(PoolNDAttributes)
+    /// Transposed 3-D convolution: x [N, D, H, W, Cin] (NDHWC) → [N, D', H', W', Cout]; weight
+    /// "weight" [Cin, Cout/groups, kD, kH, kW], optional "bias" [Cout] (`DeconvNDAttributes`).
+    /// MIL `conv_transpose`, ONNX `ConvTranspose`.
+    case deconv3d(DeconvNDAttributes)
 
     // MARK: shape and data movement ops (issue 9)
     /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
@@ -250,6 +254,7 @@ public enum Op: Codable, Hashable, Sendable {
         case .conv3d: return "conv3d"
         case .pool1d: return "pool1d"
         case .pool3d: return "pool3d"
+        case .deconv3d: return "deconv3d"
         }
     }
 }
@@ -271,7 +276,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     // MARK: elementwise math ops
     case unary, binary, clip
     // MARK: convolution and pooling in 1-D and 3-D
-    case conv1d, conv3d, pool1d, pool3d
+    case conv1d, conv3d, pool1d, pool3d, deconv3d
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -346,6 +351,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .conv3d: return Conv3DDefinition.self
         case .pool1d: return Pool1DDefinition.self
         case .pool3d: return Pool3DDefinition.self
+        case .deconv3d: return Deconv3DDefinition.self
         }
     }
 
@@ -424,6 +430,7 @@ extension Op {
         case .conv3d: return .conv3d
         case .pool1d: return .pool1d
         case .pool3d: return .pool3d
+        case .deconv3d: return .deconv3d
         }
     }
 

@@ -51,7 +51,9 @@ final class ConvPoolNDExportTests: XCTestCase {
     func testConv3DAndPool3DAreRefusedWithAReason() throws {
         let conv = Op.conv3d(ConvNDAttributes(kernel: [2, 2, 2], padding: .same, outputChannels: 2))
         let pool = Op.pool3d(PoolNDAttributes(kind: .max, kernel: [2, 2, 2], strides: [2, 2, 2], padding: .valid))
-        for (op, weights) in [(conv, ["weight": randomConstant([2, 3, 2, 2, 2])]), (pool, [:])] {
+        let deconv = Op.deconv3d(DeconvNDAttributes(kernel: [2, 2, 2], strides: [2, 2, 2], padding: .same, outputChannels: 2))
+        for (op, weights) in [(conv, ["weight": randomConstant([2, 3, 2, 2, 2])]), (pool, [:]),
+                              (deconv, ["weight": randomConstant([3, 2, 2, 2, 2])])] {
             XCTAssertThrowsError(try CoreMLExporter.model(from: ExportGraphs.single(op, shape: [1, 4, 4, 4, 3], weights: weights))) { e in
                 guard let err = e as? CoreMLExportError else { return XCTFail("\(e)") }
                 // The node's own refusal (the rank-5 graph output is a second, separate problem).

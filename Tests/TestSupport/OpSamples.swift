@@ -223,6 +223,13 @@ public enum OpSamples {
                      [TensorType([1, 3, 4, 5, 2])]),
                     (node(.pool3d(PoolNDAttributes(kind: .max, kernel: [1, 3, 2], strides: [1, 1, 2], padding: .valid))),
                      [TensorType([2, 2, 4, 4, 3])])]
+        case .deconv3d:
+            return [(node(.deconv3d(DeconvNDAttributes(kernel: [2, 3, 3], strides: [2, 1, 2], padding: .same, outputPadding: [1, 0, 0],
+                                                       groups: 2, outputChannels: 4, activation: .relu)),
+                          weights: ["weight": randomConstant([4, 2, 2, 3, 3]), "bias": randomConstant([4], seed: 4)]), [TensorType([1, 3, 4, 3, 4])]),
+                    (node(.deconv3d(DeconvNDAttributes(kernel: [1, 2, 2], strides: [1, 2, 2], dilations: [1, 1, 2],
+                                                       padding: .explicit(before: [0, 1, 0], after: [0, 0, 1]), outputChannels: 2)),
+                          weights: ["weight": randomConstant([3, 2, 1, 2, 2])]), [TensorType([2, 2, 3, 3, 3])])]
         }
     }
 }

@@ -1,4 +1,5 @@
-// Core ML classic-layer lowering of conv1d / pool1d, and the reasoned refusal of conv3d / pool3d.
+// Core ML classic-layer lowering of conv1d / pool1d, and the reasoned refusal of conv3d / pool3d /
+// deconv3d.
 // See `CoreMLExporter.layerTable`.
 import MLGraph
 
@@ -24,18 +25,18 @@ extension ExportWriter {
             emit(node.name, inBlobs, [out], .pooling(Spec.PoolingLayerParams(
                 type: a.kind == .max ? .max : .average, kernelSize: [UInt64(a.kernel[0]), 1],
                 stride: [UInt64(a.strides[0]), 1], padding: Self.poolPadding(padding), avgPoolExcludePadding: true)))
-        case .conv3d, .pool3d:
+        case .conv3d, .pool3d, .deconv3d:
             _ = refuseVolumetric(node)
         default:
             fail(node, "\(node.op.name) is not a 1-D / 3-D window op", "Report this as a bug.")
         }
     }
 
-    /// Refuses conv3d / pool3d (true) before their rank-5 NDHWC input is taken for TimeDistributed
+    /// Refuses conv3d / pool3d / deconv3d (true) before their rank-5 NDHWC input is taken for TimeDistributed
     /// frames; false for other ops.
     mutating func refuseVolumetric(_ node: Node) -> Bool {
         switch node.op {
-        case .conv3d, .pool3d:
+        case .conv3d, .pool3d, .deconv3d:
             fail(node, "\(node.op.name) needs Core ML's convolution3d / pooling3d layers (specification 5, rank-5 NCDHW blobs), "
                  + "which the classic-layer writer does not emit (its blobs are [C, H, W])",
                  "Keep the model in .mlbundle, or export an ML Program with coremltools (MIL conv / max_pool / avg_pool are rank-generic).")

@@ -152,7 +152,7 @@ extension ExportWriter {
         case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
         case let .clip(alpha, beta): lowerClip(node, alpha: alpha, beta: beta, inBlobs[0], out)
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
-        case .conv1d, .conv3d, .pool1d, .pool3d:
+        case .conv1d, .conv3d, .pool1d, .pool3d, .deconv3d:
             lowerConvPoolND(node, ins, inBlobs, out)
         }
     }

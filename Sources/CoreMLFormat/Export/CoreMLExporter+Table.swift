@@ -113,7 +113,7 @@ extension CoreMLExporter {
         .init(irOp: "conv1d", coreML: "convolution with a k×1 window (+ fused activation)", minimumSpecificationVersion: 1,
               notes: "rank-3 (N, W, C) is [C, W, 1]: the steps are H; weight [Cout, Cin/g, k] = [Cout, Cin/g, k, 1]; same / valid / explicit on H"),
         .init(irOp: "pool1d", coreML: "pooling with a k×1 window (avgPoolExcludePadding)", minimumSpecificationVersion: 1),
-        .init(irOp: "conv3d / pool3d", coreML: "error", minimumSpecificationVersion: 5,
+        .init(irOp: "conv3d / pool3d / deconv3d", coreML: "error", minimumSpecificationVersion: 5,
               notes: "convolution3d / pooling3d need spec 5 and rank-5 NCDHW blobs, which the classic writer does not emit"),
     ]
 }

@@ -260,3 +260,101 @@ enum Pool3DDefinition: OpDefinition {
     static func encodeAttributes(of op: Op) -> [String: AttributeValue] { PoolND.encode(op) }
     static func decodeOp(from a: AttributeReader) throws -> Op { .pool3d(try PoolND.decode(a, rank: 3)) }
 }
+
+/// `Op.deconv3d` (transposed 3-D convolution, Keras `Conv3DTranspose`): x [N, D, H, W, Cin] →
+/// [N, D', H', W', Cout]. Weights: "weight" [Cin, Cout/groups, kD, kH, kW] (the deconv2d layout
+/// with one more spatial axis; MIL `conv_transpose` / ONNX `ConvTranspose` weight), optional
+/// "bias" [Cout]. Per spatial axis, the full output is (in−1)·stride + (k−1)·dilation + 1 +
+/// outputPadding; `.valid` keeps it; `.same` gives in·stride + outputPadding, cropping
+/// max(full − that, 0)/2 at the start (TF `conv3d_transpose`); `.explicit(before, after)` crops
+/// the given amounts from the full output (as `Op.deconv2d`).
+public struct DeconvNDAttributes: Codable, Hashable, Sendable {
+    public var kernel: [Int]
+    public var strides: [Int]
+    public var dilations: [Int]
+    public var padding: SpatialPadding
+    /// One entry per spatial axis, 0 unless Keras `output_padding` is set.
+    public var outputPadding: [Int]
+    public var groups: Int
+    public var outputChannels: Int
+    public var activation: Activation?
+
+    /// `strides`, `dilations` default to 1 and `outputPadding` to 0 on every axis of `kernel`.
+    public init(kernel: [Int], strides: [Int]? = nil, dilations: [Int]? = nil, padding: SpatialPadding,
+                outputPadding: [Int]? = nil, groups: Int = 1, outputChannels: Int, activation: Activation? = nil) {
+        self.kernel = kernel; self.strides = strides ?? kernel.map { _ in 1 }; self.dilations = dilations ?? kernel.map { _ in 1 }
+        self.padding = padding; self.outputPadding = outputPadding ?? kernel.map { _ in 0 }
+        self.groups = groups; self.outputChannels = outputChannels; self.activation = activation
+    }
+
+    /// The full (uncropped) output size on spatial axis `axis` for input size `input`.
+    public func fullSize(_ input: Int, axis i: Int) -> Int {
+        (input - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 + outputPadding[i]
+    }
+
+    /// The output size on spatial axis `axis` for input size `input`.
+    public func outputSize(_ input: Int, axis i: Int) -> Int {
+        switch padding {
+        case .valid: return fullSize(input, axis: i)
+        case .same: return input * strides[i] + outputPadding[i]
+        case let .explicit(b, a): return fullSize(input, axis: i) - b[i] - a[i]
+        }
+    }
+
+    /// Where the output starts in the full output on spatial axis `axis`.
+    public func cropOrigin(_ input: Int, axis i: Int) -> Int {
+        switch padding {
+        case .valid: return 0
+        case .same: return Swift.max(fullSize(input, axis: i) - outputSize(input, axis: i), 0) / 2
+        case let .explicit(b, _): return b[i]
+        }
+    }
+}
+
+/// Definition of `Op.deconv3d`: transposed 3-D convolution, NDHWC. MIL `conv_transpose`
+/// (rank-5 input), ONNX `ConvTranspose`, Core ML: none in the classic layers.
+enum Deconv3DDefinition: OpDefinition {
+    static let kind = OpKind.deconv3d
+    static let summary = "transposed 3-D convolution (output padding, groups, fused activation), NDHWC"
+    static let milOps = ["conv_transpose"]
+    static let onnxOps = ["ConvTranspose"]
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .deconv3d(a) = node.op else { return }
+        try node.checkWindowND(rank: 3, kernel: a.kernel, strides: a.strides, dilations: a.dilations, padding: a.padding)
+        try node.checkWindow(a.outputPadding, count: 3, "outputPadding", min: 0)
+        try node.checkCount(a.outputChannels, "outputChannels"); try node.checkCount(a.groups, "groups")
+    }
+
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .deconv3d(a) = node.op else { return [] }
+        try node.expectInputs(ins, 1); try node.expectRank(ins[0], 5, "NDHWC input")
+        let s = ins[0].shape, cin = s[4]
+        guard cin % a.groups == 0, a.outputChannels % a.groups == 0 else {
+            throw node.fail("groups \(a.groups) must divide input channels \(cin) and output channels \(a.outputChannels)")
+        }
+        try node.expectWeight("weight", shape: [cin, a.outputChannels / a.groups] + a.kernel)
+        try node.expectWeight("bias", shape: [a.outputChannels], optional: true)
+        // Sizes ≤ the element-count limit and attributes ≤ 2^20: each product fits in 64 bits.
+        let out = (0..<3).map { a.outputSize(s[1 + $0], axis: $0) }
+        guard out.allSatisfy({ $0 > 0 && $0 <= TensorType.maxElementCount }) else { throw node.fail("output size \(out) is not positive") }
+        return [TensorType([s[0]] + out + [a.outputChannels], ins[0].elementType)]
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .deconv3d(a) = op else { return [:] }
+        return ["kernel": .ints(a.kernel), "strides": .ints(a.strides), "dilations": .ints(a.dilations),
+                "padding": a.padding.attributeValue, "outputPadding": .ints(a.outputPadding), "groups": .int(a.groups),
+                "outputChannels": .int(a.outputChannels), "activation": a.activation.attributeValue]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op {
+        .deconv3d(DeconvNDAttributes(kernel: try a.ints("kernel"), strides: try a.ints("strides"), dilations: try a.ints("dilations"),
+                                     padding: try SpatialPadding(attribute: "padding", of: a, rank: 3),
+                                     outputPadding: try a.ints("outputPadding"), groups: try a.int("groups"),
+                                     outputChannels: try a.int("outputChannels"), activation: try Activation(optionalAttribute: "activation", of: a)))
+    }
+
+    /// Weights [Cin, Cout/groups, k…]: output channels on axis 1 (as deconv2d).
+    static var weightRoles: [WeightRole] { [WeightRole("weight", quantizationAxis: 1), WeightRole("bias")] }
+}

@@ -138,3 +138,72 @@ enum DNNLPoolND {
                                    kernel: a.kernel, strides: a.strides, padBefore: pads.map(\.before), padAfter: pads.map(\.after))
     }
 }
+
+/// Builds a direct oneDNN deconvolution (transposed convolution) of channels-last tensors with
+/// `spatial` 2 or 3 axes; the weights are [Cin, Cout/groups, k…] (`iohw` / `iodhw`, grouped
+/// `giohw` / `giodhw`), reordered once. `geo.padBefore` is the crop at the start of the full
+/// output (in−1)·s + (k−1)·d + 1, `geo.padAfter` = full − before − out, which may be negative down
+/// to −stride + 1 (output padding at the end). Nil when the geometry does not fit.
+func makeDNNLDeconvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activation: Activation?,
+                           weight: ConstantTensor, bias: ConstantTensor?) throws -> Kernel? {
+    let r = geo.kernel.count, g = geo.groups
+    let tags: (data: dnnl_format_tag_t, weights: dnnl_format_tag_t, grouped: dnnl_format_tag_t)
+    switch r {
+    case 2: tags = (dnnl_nhwc, dnnl_iohw, dnnl_giohw)
+    case 3: tags = (dnnl_ndhwc, dnnl_iodhw, dnnl_giodhw)
+    default: return nil
+    }
+    guard geo.inSpatial.count == r, geo.outSpatial.count == r, geo.strides.count == r, geo.dilations.count == r,
+          geo.padBefore.count == r, geo.padAfter.count == r, g >= 1, geo.cin % g == 0, geo.cout % g == 0,
+          geo.strides.allSatisfy({ $0 >= 1 }), geo.dilations.allSatisfy({ $0 >= 1 }),
+          (0..<r).allSatisfy({ geo.padBefore[$0] >= 0 && geo.padAfter[$0] + geo.strides[$0] > 0 && geo.outSpatial[$0] > 0 }),
+          weight.shape == [geo.cin, geo.cout / g] + geo.kernel
+    else { return nil }
+    if let bias, bias.shape != [geo.cout] { return nil }
+    var src = try dnnlMD([geo.n, geo.cin] + geo.inSpatial, tags.data)
+    var dst = try dnnlMD([geo.n, geo.cout] + geo.outSpatial, tags.data)
+    let weightDims = g == 1 ? [geo.cout, geo.cin] + geo.kernel : [g, geo.cout / g, geo.cin / g] + geo.kernel
+    let plainWeights = try dnnlMD(weightDims, g == 1 ? tags.weights : tags.grouped)
+    var anyWeights = try dnnlMD(weightDims, dnnl_format_tag_any)
+    var biasMD = try dnnlMD([geo.cout], dnnl_x)
+    let strides = geo.strides.map { Int64($0) }, dilates = geo.dilations.map { Int64($0 - 1) }
+    let padL = geo.padBefore.map { Int64($0) }, padR = geo.padAfter.map { Int64($0) }
+    var desc = dnnl_deconvolution_desc_t()
+    try withUnsafeMutablePointer(to: &biasMD) { bp in
+        try dnnlCheck(dnnl_dilated_deconvolution_forward_desc_init(
+            &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &src, &anyWeights,
+            bias == nil ? nil : UnsafePointer(bp), &dst, strides, dilates, padL, padR),
+            "dnnl_dilated_deconvolution_forward_desc_init")
+    }
+    return try withUnsafePointer(to: &desc) {
+        try makeWeightedDNNLKernel(ctx, opDesc: UnsafeRawPointer($0), what: "deconvolution", activation: activation,
+                                   weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst)
+    }
+}
+
+/// deconv3d (ndhwc) on oneDNN deconvolution (`makeDNNLDeconvolution`): the crop origin of
+/// `DeconvNDAttributes.cropOrigin` as padding_l, the rest (negative with output padding) as
+/// padding_r. Declines where oneDNN cannot express the crop (see `DNNLDeconv2D`).
+enum DNNLDeconvND {
+    static let factory: KernelFactory = dnnlFactory(make)
+
+    static func make(_ ctx: KernelContext) throws -> Kernel? {
+        guard case let .deconv3d(a) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
+              ctx.inputTypes[0].rank == 5, ctx.outputTypes[0].rank == 5, a.kernel.count == 3, a.strides.count == 3,
+              a.dilations.count == 3, a.outputPadding.count == 3, let weight = ctx.node.weights["weight"]
+        else { return nil }
+        let x = ctx.inputTypes[0].shape, y = ctx.outputTypes[0].shape
+        guard y[0] == x[0], y[4] == a.outputChannels else { return nil }
+        var before: [Int] = [], after: [Int] = []
+        for i in 0..<3 {
+            if case .same = a.padding, a.fullSize(x[1 + i], axis: i) < y[1 + i] { return nil }  // kernel below the stride
+            let origin = a.cropOrigin(x[1 + i], axis: i)
+            let full = a.fullSize(x[1 + i], axis: i) - a.outputPadding[i]
+            before.append(origin); after.append(full - origin - y[1 + i])
+        }
+        let geo = DNNLConvGeometry(n: x[0], cin: x[4], cout: a.outputChannels, inSpatial: Array(x[1...3]), outSpatial: Array(y[1...3]),
+                                   kernel: a.kernel, strides: a.strides, dilations: a.dilations,
+                                   padBefore: before, padAfter: after, groups: a.groups)
+        return try makeDNNLDeconvolution(ctx, geo, activation: a.activation, weight: weight, bias: ctx.node.weights["bias"])
+    }
+}

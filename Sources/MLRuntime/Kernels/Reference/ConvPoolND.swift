@@ -151,3 +151,74 @@ final class ReferencePoolND: Kernel {
         } } } }
     }
 }
+
+/// Reference `Op.deconv3d` (transposed convolution, Keras `Conv3DTranspose`): x [N, D, H, W, Cin]
+/// → y [N, D', H', W', Cout], weight [Cin, Cout/groups, kD, kH, kW], optional bias [Cout]. Every
+/// input element scatters into the full (uncropped) output:
+///
+///     full[n, (i·s + k·d)…, g·Og + o] += x[n, i…, c] · weight[c, o, k…]
+///
+/// for c in group g (Cin/groups channels each), o in 0..<Og = Cout/groups; the output is the
+/// window of `DeconvNDAttributes.outputSize` elements per axis starting at
+/// `DeconvNDAttributes.cropOrigin` (elements beyond the full output are 0). Then + bias and the
+/// fused activation. Computed as a gather (for each output element, the input elements that reach
+/// it), as `ReferenceDeconv2D`; accumulates in Double.
+final class ReferenceDeconv3D: Kernel {
+    let n, cin, cout, groups: Int
+    let inSize: [Int], outSize: [Int], kernel: [Int], strides: [Int], dilations: [Int], origin: [Int]
+    let weight: [Float]  // [Cin, Cout/groups, kD, kH, kW]
+    let bias: [Float]
+    let activation: Activation?
+
+    static func make(_ ctx: KernelContext) throws -> Kernel? {
+        guard case let .deconv3d(a) = ctx.node.op else { return nil }
+        return try ReferenceDeconv3D(ctx, a)
+    }
+
+    private init(_ ctx: KernelContext, _ a: DeconvNDAttributes) throws {
+        let x = ctx.inputTypes[0].shape, y = ctx.outputTypes[0].shape
+        n = x[0]; cin = x[4]; cout = y[4]; groups = a.groups
+        inSize = Array(x[1...3]); outSize = Array(y[1...3])
+        kernel = a.kernel; strides = a.strides; dilations = a.dilations
+        origin = (0..<3).map { a.cropOrigin(x[1 + $0], axis: $0) }
+        weight = try ctx.weightValues("weight")
+        bias = ctx.optionalWeightValues("bias") ?? [Float](repeating: 0, count: cout)
+        activation = a.activation
+    }
+
+    func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
+        let x = inputs[0], y = outputs[0]
+        let cg = cin / groups, og = cout / groups
+        /// The input index reaching full-output position `f` through tap `k` on axis `i`, or nil.
+        func source(_ f: Int, _ k: Int, _ i: Int) -> Int? {
+            let t = f - k * dilations[i]
+            guard t >= 0, t % strides[i] == 0, t / strides[i] < inSize[i] else { return nil }
+            return t / strides[i]
+        }
+        var yi = 0
+        for b in 0..<n { for od in 0..<outSize[0] { for oh in 0..<outSize[1] { for ow in 0..<outSize[2] {
+            for oc in 0..<cout {
+                let g = oc / og, o = oc % og
+                var acc = Double(bias[oc])
+                for kd in 0..<kernel[0] {
+                    guard let id = source(od + origin[0], kd, 0) else { continue }
+                    for kh in 0..<kernel[1] {
+                        guard let ih = source(oh + origin[1], kh, 1) else { continue }
+                        for kw in 0..<kernel[2] {
+                            guard let iw = source(ow + origin[2], kw, 2) else { continue }
+                            let xs = (((b * inSize[0] + id) * inSize[1] + ih) * inSize[2] + iw) * cin
+                            for i in 0..<cg {
+                                let c = g * cg + i
+                                let wi = (((c * og + o) * kernel[0] + kd) * kernel[1] + kh) * kernel[2] + kw
+                                acc += Double(x[xs + c]) * Double(weight[wi])
+                            }
+                        }
+                    }
+                }
+                y[yi] = Float(acc)
+                yi += 1
+            }
+        } } } }
+        applyActivation(activation, y, count: n * outSize.reduce(1, *) * cout)
+    }
+}

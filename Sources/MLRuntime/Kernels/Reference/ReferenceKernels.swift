@@ -59,6 +59,6 @@ enum ReferenceKernels {
         .unary: ReferenceUnary.make, .binary: ReferenceBinary.make, .clip: ReferenceClip.make,
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolND.swift)
         .conv1d: ReferenceConvND.make, .conv3d: ReferenceConvND.make,
-        .pool1d: ReferencePoolND.make, .pool3d: ReferencePoolND.make,
+        .pool1d: ReferencePoolND.make, .pool3d: ReferencePoolND.make, .deconv3d: ReferenceDeconv3D.make,
     ]
 }
