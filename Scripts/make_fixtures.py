@@ -119,6 +119,8 @@ REGISTRY = [
     Fx("conv1d_causal_dilated", "build_conv1d_causal_dilated", issue=6),
     Fx("bidirectional_merge", "build_bidirectional_merge", issue=6),
     Fx("time_distributed", "build_time_distributed", issue=6),
+    # --- 3-D convolution and pooling (issue 9) ---
+    Fx("volumetric_3d", "build_volumetric_3d", issue=9),
 ]
 
 
@@ -1470,6 +1472,24 @@ def build_time_distributed(c):
                  "TimeDistributed(MaxPooling2D) -> TimeDistributed(Flatten) -> "
                  "TimeDistributed(Dense tanh) -> LSTM(3); and TimeDistributed(Dense softmax) on a "
                  "(7, 4) sequence.",
+    }
+
+
+def build_volumetric_3d(c):
+    L, K = c.L, c.K
+    inp = L.Input((6, 7, 5, 3), name="volume")
+    a = L.Conv3D(4, (3, 2, 3), strides=(1, 2, 1), padding="same", activation="relu", name="conv3d_same")(inp)
+    b = L.Conv3D(4, 2, dilation_rate=(2, 1, 2), padding="valid", use_bias=False, name="conv3d_dilated")(inp)
+    m = L.MaxPooling3D((2, 2, 2), name="max_p2")(a)
+    av = L.AveragePooling3D((3, 3, 2), strides=(2, 2, 1), padding="same", name="avg_p3_same")(a)
+    g = L.Conv3D(6, 1, groups=2, activation="tanh", name="conv3d_groups")(b)
+    return {
+        "model": K.Model(inp, [m, av, g, L.GlobalAveragePooling3D(name="gavg")(a),
+                               L.GlobalMaxPooling3D(keepdims=True, name="gmax_keepdims")(b)], name="volumetric_3d"),
+        "inputs": [("normal",)],
+        "notes": "Conv3D same (strided, relu), valid (dilated, no bias), grouped 1x1x1 (tanh); "
+                 "MaxPooling3D default strides; AveragePooling3D 'same' (excluding padding); "
+                 "GlobalAveragePooling3D and GlobalMaxPooling3D(keepdims=True) on a 6x7x5x3 volume.",
     }
 
 

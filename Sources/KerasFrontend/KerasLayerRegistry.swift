@@ -71,6 +71,10 @@ public enum KerasLayerRegistry {
         EmbeddingConverter(),
         MaskingConverter(),
         KerasMaskOpConverter(),
+        // MARK: convolution and pooling in 3-D (Layers/Convolution3D.swift)
+        Conv3DConverter(),
+        Pooling3DConverter(),
+        GlobalPooling3DConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

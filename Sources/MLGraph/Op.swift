@@ -7,7 +7,8 @@ public enum Op: Codable, Hashable, Sendable {
     case batchNorm(BatchNormAttributes)
     /// Elementwise activation; one input, same shape out.
     case activation(Activation)
-    /// Softmax along `axis` (non-negative); one input, same shape out.
+    /// Softmax along `axis` (negative counts from the end: −1 is the last axis, MIL's default);
+    /// one input, same shape out.
     case softmax(axis: Int)
     /// Keras PReLU: y = x if x ≥ 0 else alpha·x. Weight "alpha" has the input's shape without the
     /// batch dimension, with 1 on shared axes (broadcast).
@@ -25,7 +26,7 @@ public enum Op: Codable, Hashable, Sendable {
     case transpose(perm: [Int])
     /// n inputs (subtract: exactly 2) of the same shape or NumPy-broadcastable shapes.
     case elementwise(ElementwiseKind)
-    /// Concatenation along `axis` (non-negative, batch is 0).
+    /// Concatenation along `axis` (batch is 0; negative counts from the end, as MIL `concat`).
     case concat(axis: Int)
     /// Keras RepeatVector: [N, D] → [N, n, D].
     case repeatVector(n: Int)
@@ -56,6 +57,22 @@ public enum Op: Codable, Hashable, Sendable {
     case binary(BinaryFunction)
     /// y = min(max(x, alpha), beta); one input, same shape out. MIL `clip`, ONNX `Clip`.
     case clip(alpha: Float, beta: Float)
+    // MARK: convolution and pooling in 1-D and 3-D (Ops/ConvPoolND.swift)
+    /// 1-D convolution: x [N, W, Cin] (NWC) → [N, W', Cout]; weight "weight" [Cout, Cin/groups, kW],
+    /// optional "bias" [Cout] (`ConvNDAttributes`). MIL `conv`, ONNX `Conv`.
+    case conv1d(ConvNDAttributes)
+    /// 3-D convolution: x [N, D, H, W, Cin] (NDHWC) → [N, D', H', W', Cout]; weight "weight"
+    /// [Cout, Cin/groups, kD, kH, kW], optional "bias" [Cout]. MIL `conv`, ONNX `Conv`.
+    case conv3d(ConvNDAttributes)
+    /// 1-D max / average pooling (average excludes padding): [N, W, C] → [N, W', C]. MIL
+    /// `max_pool` / `avg_pool`, ONNX `MaxPool` / `AveragePool`.
+    case pool1d(PoolNDAttributes)
+    /// 3-D max / average pooling (average excludes padding): [N, D, H, W, C] → [N, D', H', W', C].
+    case pool3d(PoolNDAttributes)
+    /// Transposed 3-D convolution: x [N, D, H, W, Cin] (NDHWC) → [N, D', H', W', Cout]; weight
+    /// "weight" [Cin, Cout/groups, kD, kH, kW], optional "bias" [Cout] (`DeconvNDAttributes`).
+    /// MIL `conv_transpose`, ONNX `ConvTranspose`.
+    case deconv3d(DeconvNDAttributes)
 
     // MARK: shape and data movement ops (issue 9)
     /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
@@ -319,6 +336,12 @@ public enum Op: Codable, Hashable, Sendable {
         case .einsum: return "einsum"
         case .slidingWindows: return "slidingWindows"
         case .nonMaximumSuppression: return "nonMaximumSuppression"
+        // MARK: convolution and pooling in 1-D and 3-D
+        case .conv1d: return "conv1d"
+        case .conv3d: return "conv3d"
+        case .pool1d: return "pool1d"
+        case .pool3d: return "pool3d"
+        case .deconv3d: return "deconv3d"
         }
     }
 }
@@ -343,6 +366,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case scatter, scatterND, scatterAlongAxis, reverse, reverseSequence, argsort, einsum, slidingWindows, nonMaximumSuppression
     // MARK: control flow and dynamic shapes
     case cond, whileLoop, makeList, listRead, listWrite, listGather, listScatter, listLength, shape
+    // MARK: convolution and pooling in 1-D and 3-D
+    case conv1d, conv3d, pool1d, pool3d, deconv3d
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -432,6 +457,12 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .listScatter: return ListScatterDefinition.self
         case .listLength: return ListLengthDefinition.self
         case .shape: return ShapeDefinition.self
+        // MARK: convolution and pooling in 1-D and 3-D
+        case .conv1d: return Conv1DDefinition.self
+        case .conv3d: return Conv3DDefinition.self
+        case .pool1d: return Pool1DDefinition.self
+        case .pool3d: return Pool3DDefinition.self
+        case .deconv3d: return Deconv3DDefinition.self
         }
     }
 
@@ -525,6 +556,12 @@ extension Op {
         case .listScatter: return .listScatter
         case .listLength: return .listLength
         case .shape: return .shape
+        // MARK: convolution and pooling in 1-D and 3-D
+        case .conv1d: return .conv1d
+        case .conv3d: return .conv3d
+        case .pool1d: return .pool1d
+        case .pool3d: return .pool3d
+        case .deconv3d: return .deconv3d
         }
     }
 

@@ -81,6 +81,9 @@ final class KerasFixtureParityTests: XCTestCase {
         "rescaling_k3",
         "lstm_variants_k2",
         "lstm_variants_k3",
+        // MARK: convolution and pooling in 3-D (issue 9)
+        "volumetric_3d_k2",
+        "volumetric_3d_k3",
     ]
 
     func testEveryManifestFixtureHasATest() throws {
@@ -163,4 +166,7 @@ final class KerasFixtureParityTests: XCTestCase {
     func test_rescaling_k3() throws { try check("rescaling_k3") }
     func test_lstm_variants_k2() throws { try check("lstm_variants_k2") }
     func test_lstm_variants_k3() throws { try check("lstm_variants_k3") }
+    // MARK: convolution and pooling in 3-D (issue 9)
+    func test_volumetric_3d_k2() throws { try check("volumetric_3d_k2") }
+    func test_volumetric_3d_k3() throws { try check("volumetric_3d_k3") }
 }

@@ -268,6 +268,36 @@ public enum OpSamples {
             return [(node(.listLength), [.list(elementShape: [2, 3])])]
         case .shape:
             return [(node(.shape), [nhwc]), (node(.shape), [TensorType([3], .int64)])]
+        // MARK: convolution and pooling in 1-D and 3-D
+        case .conv1d:
+            return [(node(.conv1d(ConvNDAttributes(kernel: [3], strides: [2], dilations: [1], padding: .explicit(before: [2], after: [1]),
+                                                   groups: 2, outputChannels: 6, activation: .relu)),
+                          weights: ["weight": randomConstant([6, 2, 3]), "bias": randomConstant([6], seed: 2)]), [TensorType([2, 9, 4])]),
+                    (node(.conv1d(ConvNDAttributes(kernel: [2], dilations: [3], padding: .same, outputChannels: 3)),
+                          weights: ["weight": randomConstant([3, 4, 2])]), [TensorType([1, 7, 4])])]
+        case .conv3d:
+            return [(node(.conv3d(ConvNDAttributes(kernel: [2, 3, 1], strides: [1, 2, 1], dilations: [2, 1, 1],
+                                                   padding: .explicit(before: [1, 0, 1], after: [0, 2, 0]), groups: 2, outputChannels: 4,
+                                                   activation: .tanh)),
+                          weights: ["weight": randomConstant([4, 2, 2, 3, 1]), "bias": randomConstant([4], seed: 3)]), [TensorType([1, 4, 5, 3, 4])]),
+                    (node(.conv3d(ConvNDAttributes(kernel: [1, 2, 2], padding: .same, outputChannels: 2)),
+                          weights: ["weight": randomConstant([2, 4, 1, 2, 2])]), [TensorType([2, 3, 4, 4, 4])])]
+        case .pool1d:
+            return [(node(.pool1d(PoolNDAttributes(kind: .max, kernel: [3], strides: [2], padding: .same))), [TensorType([2, 7, 3])]),
+                    (node(.pool1d(PoolNDAttributes(kind: .average, kernel: [2], strides: [1], padding: .explicit(before: [1], after: [1])))),
+                     [TensorType([1, 5, 4])])]
+        case .pool3d:
+            return [(node(.pool3d(PoolNDAttributes(kind: .average, kernel: [2, 2, 2], strides: [2, 2, 2], padding: .same))),
+                     [TensorType([1, 3, 4, 5, 2])]),
+                    (node(.pool3d(PoolNDAttributes(kind: .max, kernel: [1, 3, 2], strides: [1, 1, 2], padding: .valid))),
+                     [TensorType([2, 2, 4, 4, 3])])]
+        case .deconv3d:
+            return [(node(.deconv3d(DeconvNDAttributes(kernel: [2, 3, 3], strides: [2, 1, 2], padding: .same, outputPadding: [1, 0, 0],
+                                                       groups: 2, outputChannels: 4, activation: .relu)),
+                          weights: ["weight": randomConstant([4, 2, 2, 3, 3]), "bias": randomConstant([4], seed: 4)]), [TensorType([1, 3, 4, 3, 4])]),
+                    (node(.deconv3d(DeconvNDAttributes(kernel: [1, 2, 2], strides: [1, 2, 2], dilations: [1, 1, 2],
+                                                       padding: .explicit(before: [0, 1, 0], after: [0, 0, 1]), outputChannels: 2)),
+                          weights: ["weight": randomConstant([3, 2, 1, 2, 2])]), [TensorType([2, 2, 3, 3, 3])])]
         }
     }
 }

@@ -82,6 +82,7 @@ extension ExportWriter {
     // MARK: - Dispatch
 
     mutating func lower(_ node: Node) {
+        if refuseVolumetric(node) { return }  // conv3d / pool3d: rank-5 volumes, not frames (ConvPoolNDExport.swift)
         if lowerStepStacked(node) { return }  // TimeDistributed frames: RecurrentExport.swift
         let ins = node.inputs.map { types[$0] ?? TensorType([1]) }
         let inBlobs = node.inputs.map { blob($0) }
@@ -93,9 +94,9 @@ extension ExportWriter {
         case let .batchNorm(a): lowerBatchNorm(node, a, ins[0], inBlobs[0], out)
         case let .activation(a):
             lowerActivation(a, node: node, input: inBlobs[0], output: out, layerName: node.name)
-        case let .softmax(axis):
-            guard let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
-                fail(node, "softmax over axis \(axis) of shape \(formatShape(ins[0].shape))", "Use a non-batch axis of a rank-2, 3 or 4 tensor.")
+        case let .softmax(rawAxis):
+            guard let axis = resolvedAxis(rawAxis, rank: ins[0].rank), let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
+                fail(node, "softmax over axis \(rawAxis) of shape \(formatShape(ins[0].shape))", "Use a non-batch axis of a rank-2, 3 or 4 tensor.")
                 return
             }
             onChannelAxis(node, k, inBlobs, out) { w, i, o in w.emit(node.name, i, [o], .softmax) }
@@ -118,9 +119,9 @@ extension ExportWriter {
         case .reshape: lowerReshape(node, ins[0], types[node.outputs[0]] ?? ins[0], inBlobs[0], out)
         case let .transpose(perm): lowerTranspose(node, perm, ins[0], inBlobs[0], out)
         case let .elementwise(kind): lowerElementwise(node, kind, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
-        case let .concat(axis):
-            guard let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
-                fail(node, "concatenation along axis \(axis) of rank-\(ins[0].rank) tensors", "Concatenate along a non-batch axis of rank-2, 3 or 4 tensors.")
+        case let .concat(rawAxis):
+            guard let axis = resolvedAxis(rawAxis, rank: ins[0].rank), let k = Self.coreMLAxis(axis, rank: ins[0].rank) else {
+                fail(node, "concatenation along axis \(rawAxis) of rank-\(ins[0].rank) tensors", "Concatenate along a non-batch axis of rank-2, 3 or 4 tensors.")
                 return
             }
             onChannelAxis(node, k, inBlobs, out) { w, i, o in w.emit(node.name, i, [o], .concat(sequenceConcat: false)) }
@@ -159,6 +160,9 @@ extension ExportWriter {
             // and spec ≤ 3 has neither them nor lists or run-time shapes.
             fail(node, "\(node.op.name) needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
                  "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
+        // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
+        case .conv1d, .conv3d, .pool1d, .pool3d, .deconv3d:
+            lowerConvPoolND(node, ins, inBlobs, out)
         }
     }
 

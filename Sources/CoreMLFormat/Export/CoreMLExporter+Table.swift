@@ -116,5 +116,11 @@ extension CoreMLExporter {
         .init(irOp: "activation parametricSoftplus / scaledTanh", coreML: "activation parametricSoftplus (one alpha, one beta) / scaledTanh",
               minimumSpecificationVersion: 1),
         .init(irOp: "activation logSigmoid", coreML: "LINEAR(−1), softplus, LINEAR(−1)", minimumSpecificationVersion: 1),
+        // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
+        .init(irOp: "conv1d", coreML: "convolution with a k×1 window (+ fused activation)", minimumSpecificationVersion: 1,
+              notes: "rank-3 (N, W, C) is [C, W, 1]: the steps are H; weight [Cout, Cin/g, k] = [Cout, Cin/g, k, 1]; same / valid / explicit on H"),
+        .init(irOp: "pool1d", coreML: "pooling with a k×1 window (avgPoolExcludePadding)", minimumSpecificationVersion: 1),
+        .init(irOp: "conv3d / pool3d / deconv3d", coreML: "error", minimumSpecificationVersion: 5,
+              notes: "convolution3d / pooling3d need spec 5 and rank-5 NCDHW blobs, which the classic writer does not emit"),
     ]
 }

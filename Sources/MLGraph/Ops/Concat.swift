@@ -1,4 +1,5 @@
-/// Definition of `Op.concat(axis:)`: concatenation along a non-negative axis.
+/// Definition of `Op.concat(axis:)`: concatenation along one axis (negative counts from the end,
+/// as MIL `concat`; kernels and exporters use `resolvedAxis(_:rank:)`).
 /// MIL `concat`, ONNX `Concat`, Core ML `concat` / `concatND`.
 enum ConcatDefinition: OpDefinition {
     static let kind = OpKind.concat
@@ -13,11 +14,16 @@ enum ConcatDefinition: OpDefinition {
 
     static func decodeOp(from a: AttributeReader) throws -> Op { .concat(axis: try a.int("axis")) }
 
+    static func checkAttributes(of node: Node) throws {
+        guard case let .concat(axis) = node.op else { return }
+        try node.checkAxisList([axis], "axis")
+    }
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
-        guard case let .concat(axis) = node.op else { return [] }
+        guard case let .concat(rawAxis) = node.op else { return [] }
         try node.expectInputs(ins, atLeast: 1)
         let r = ins[0].rank
-        guard axis >= 0, axis < r else { throw node.fail("axis \(axis) out of range for rank \(r)") }
+        let axis = try node.resolveAxis(rawAxis, rank: r)
         var out = ins[0].shape
         for t in ins.dropFirst() {
             guard t.rank == r, (0..<r).allSatisfy({ $0 == axis || t.shape[$0] == out[$0] }) else {

@@ -7,10 +7,10 @@ enum DNNLConcat {
     static let factory: KernelFactory = dnnlFactory(make)
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .concat(axis) = ctx.node.op, !ctx.inputTypes.isEmpty, ctx.outputTypes.count == 1
+        guard case let .concat(rawAxis) = ctx.node.op, !ctx.inputTypes.isEmpty, ctx.outputTypes.count == 1
         else { return nil }
         let out = ctx.outputTypes[0].shape
-        guard axis >= 0, axis < out.count,
+        guard let axis = resolvedAxis(rawAxis, rank: out.count),
               ctx.inputTypes.allSatisfy({ $0.rank == out.count }),
               ctx.inputTypes.reduce(0, { $0 + $1.shape[axis] }) == out[axis]
         else { return nil }

@@ -7,11 +7,11 @@ enum DNNLSoftmax {
     static let factory: KernelFactory = dnnlFactory(make)
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .softmax(axis) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
+        guard case let .softmax(rawAxis) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
               ctx.outputTypes[0].shape == ctx.inputTypes[0].shape
         else { return nil }
         let shape = ctx.inputTypes[0].shape
-        guard axis >= 0, axis < shape.count else { return nil }
+        guard let axis = resolvedAxis(rawAxis, rank: shape.count) else { return nil }
         let outer = shape[..<axis].reduce(1, *), inner = shape[(axis + 1)...].reduce(1, *)
         let engine = try DNNLEngine.get()
         var data = try dnnlMD([outer, shape[axis], inner], dnnl_abc)

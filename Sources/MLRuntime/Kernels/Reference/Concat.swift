@@ -8,8 +8,9 @@ final class ReferenceConcat: Kernel {
     let blocks: [Int]
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .concat(axis) = ctx.node.op else { return nil }
+        guard case let .concat(rawAxis) = ctx.node.op else { return nil }
         let out = ctx.outputTypes[0].shape
+        guard let axis = resolvedAxis(rawAxis, rank: out.count) else { return nil }
         return ReferenceConcat(outer: out[..<axis].reduce(1, *),
                                blocks: ctx.inputTypes.map { $0.shape[axis...].reduce(1, *) })
     }

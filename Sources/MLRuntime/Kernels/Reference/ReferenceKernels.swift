@@ -68,5 +68,8 @@ enum ReferenceKernels {
         .listWrite: ControlFlowKernels.dynamicOnly, .listGather: ControlFlowKernels.dynamicOnly,
         .listScatter: ControlFlowKernels.dynamicOnly, .listLength: ControlFlowKernels.dynamicOnly,
         .shape: ReferenceShape.make,
+        // MARK: convolution and pooling in 1-D and 3-D (ConvPoolND.swift)
+        .conv1d: ReferenceConvND.make, .conv3d: ReferenceConvND.make,
+        .pool1d: ReferencePoolND.make, .pool3d: ReferencePoolND.make, .deconv3d: ReferenceDeconv3D.make,
     ]
 }

@@ -1,7 +1,7 @@
 import Foundation
 import MLGraph
 
-/// Reference `Op.softmax` along any axis:
+/// Reference `Op.softmax` along any axis (negative axes resolved against the rank):
 ///
 ///     y[…, j, …] = exp(x[…, j, …] − m) / Σ_k exp(x[…, k, …] − m),  m = max_k x[…, k, …]
 ///
@@ -11,8 +11,9 @@ final class ReferenceSoftmax: Kernel {
     let outer, length, inner: Int
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .softmax(axis) = ctx.node.op else { return nil }
+        guard case let .softmax(rawAxis) = ctx.node.op else { return nil }
         let s = ctx.inputTypes[0].shape
+        guard let axis = resolvedAxis(rawAxis, rank: s.count) else { return nil }
         return ReferenceSoftmax(outer: s[..<axis].reduce(1, *), length: s[axis], inner: s[(axis + 1)...].reduce(1, *))
     }
 

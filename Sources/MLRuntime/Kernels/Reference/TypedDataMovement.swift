@@ -48,8 +48,9 @@ enum TypedDataMovementKernels {
 
     /// Concatenation along `axis`: per outer index, each input's block in turn.
     static func concat(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .concat(axis) = ctx.node.op, let size = uniformNonFloat(ctx) else { return nil }
+        guard case let .concat(rawAxis) = ctx.node.op, let size = uniformNonFloat(ctx) else { return nil }
         let out = ctx.outputTypes[0].shape
+        guard let axis = resolvedAxis(rawAxis, rank: out.count) else { return nil }
         let outer = out[..<axis].reduce(1, *), inner = out[(axis + 1)...].reduce(1, *)
         let blocks = ctx.inputTypes.map { $0.shape[axis] * inner * size }
         let row = blocks.reduce(0, +)
