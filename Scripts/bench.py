@@ -90,6 +90,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--baseline", help="another mlconv binary (e.g. an earlier commit's release build), measured in the same run")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="measure mlconv (and --baseline) this many times, alternating, and keep the fastest median "
+                         "(default 1; 3 with --baseline, so a busy moment does not land on one binary only)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "Fixtures/keras/manifest.json")))
@@ -106,8 +109,14 @@ def main():
         for fx in manifest["fixtures"]:
             if fx["name"] not in wanted:
                 continue
-            conv_ms, our_ms = ours(a.mlconv, fx, tmp, a.threads, a.runs)
-            base_ms = ours(a.baseline, fx, tmp, a.threads, a.runs)[1] if a.baseline else None
+            rounds = a.rounds or (3 if a.baseline else 1)
+            conv_ms = our_ms = base_ms = None
+            for _ in range(rounds):
+                c, o = ours(a.mlconv, fx, tmp, a.threads, a.runs)
+                conv_ms, our_ms = min(conv_ms or c, c), min(our_ms or o, o)
+                if a.baseline:
+                    b = ours(a.baseline, fx, tmp, a.threads, a.runs)[1]
+                    base_ms = min(base_ms or b, b)
             tf_ms, ort_ms = peers(fx, tmp, a.threads, a.runs)
             rows.append((fx["name"], conv_ms, our_ms, tf_ms, ort_ms, base_ms))
     print(f"threads={a.threads} runs={a.runs}")

@@ -45,34 +45,6 @@ enum DNNLReduction {
     }
 }
 
-/// logSoftmax on oneDNN logsoftmax: the tensor is viewed as [outer, axis, inner] (row-major, no
-/// copy) and normalised along the middle axis.
-enum DNNLLogSoftmax {
-    static let factory: KernelFactory = dnnlFactory(make)
-
-    static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .logSoftmax(axis0) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
-              ctx.outputTypes[0].shape == ctx.inputTypes[0].shape
-        else { return nil }
-        let shape = ctx.inputTypes[0].shape
-        guard let axis = resolveAxisSet([axis0], rank: shape.count)?.first else { return nil }
-        let outer = shape[..<axis].reduce(1, *), inner = shape[(axis + 1)...].reduce(1, *)
-        let engine = try DNNLEngine.get()
-        var data = try dnnlMD([outer, shape[axis], inner], dnnl_abc)
-        var desc = dnnl_logsoftmax_desc_t()
-        try dnnlCheck(dnnl_logsoftmax_forward_desc_init(&desc, dnnl_forward_inference, &data, 1), "dnnl_logsoftmax_forward_desc_init")
-        let (pd, _) = try dnnlPrimitiveDesc(activation: nil, what: "dnnl_primitive_desc_create (logsoftmax)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: data), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: data)],
-            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
-    }
-}
-
 /// layerNorm on oneDNN layer normalization when the normalised axes are the trailing ones
 /// (axes k…rank−1, the common case): the tensor is viewed as [outer, inner] and normalised over
 /// `inner`, with gamma/beta (flattened, [inner]) as oneDNN scale and shift. Declines other axis

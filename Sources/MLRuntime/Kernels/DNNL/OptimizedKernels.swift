@@ -21,7 +21,7 @@ enum OptimizedKernels {
         .matmul: DNNLMatMul.factory,
         // MARK: reductions and normalisation ops
         .reduce: DNNLReduction.factory,
-        .logSoftmax: DNNLLogSoftmax.factory,
+        .logSoftmax: DNNLSoftmax.factory,
         .layerNorm: DNNLLayerNorm.factory,
         // MARK: elementwise math ops (DNNLElementwiseMath.swift)
         .unary: DNNLUnary.factory, .binary: DNNLBinary.factory, .clip: DNNLClip.factory,

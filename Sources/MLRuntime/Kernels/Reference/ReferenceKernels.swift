@@ -36,7 +36,7 @@ enum ReferenceKernels {
         .resize: ReferenceResize.make, .bandPart: ReferenceBandPart.make, .cumsum: ReferenceCumsum.make,
         // MARK: reductions and normalisation ops
         .reduce: ReferenceReduce.make,
-        .logSoftmax: ReferenceLogSoftmax.make,
+        .logSoftmax: ReferenceSoftmax.make,
         .layerNorm: ReferenceMeanVarianceNorm.make,
         .instanceNorm: ReferenceMeanVarianceNorm.make,
         .l2Norm: ReferenceL2Norm.make,
