@@ -29,19 +29,10 @@ enum DNNLReduction {
         }
         let dstShape = shape.indices.map { axes.contains($0) ? 1 : shape[$0] }
         guard dstShape.reduce(1, *) == ctx.outputTypes[0].elementCount else { return nil }
-        let engine = try DNNLEngine.get()
         var src = try dnnlRowMajorMD(shape), dst = try dnnlRowMajorMD(dstShape)
         var desc = dnnl_reduction_desc_t()
         try dnnlCheck(dnnl_reduction_desc_init(&desc, alg, &src, &dst, p, 0), "dnnl_reduction_desc_init")
-        let (pd, _) = try dnnlPrimitiveDesc(activation: nil, what: "dnnl_primitive_desc_create (reduction)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
+        return try dnnlSourceToDestinationKernel(&desc, src: src, dst: dst, what: "reduction", ctx)
     }
 }
 

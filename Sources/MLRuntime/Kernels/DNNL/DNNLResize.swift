@@ -18,21 +18,12 @@ enum DNNLResize {
         else { return nil }
         let x = ctx.inputTypes[0].shape, y = ctx.outputTypes[0].shape
         guard y[0] == x[0], y[3] == x[3] else { return nil }
-        let engine = try DNNLEngine.get()
         var src = try dnnlMD([x[0], x[3], x[1], x[2]], dnnl_nhwc)
         var dst = try dnnlMD([y[0], y[3], y[1], y[2]], dnnl_nhwc)
         var desc = dnnl_resampling_desc_t()
         let alg = a.method == .nearest ? dnnl_resampling_nearest : dnnl_resampling_linear
         try dnnlCheck(dnnl_resampling_forward_desc_init(&desc, dnnl_forward_inference, alg, nil, &src, &dst),
                       "dnnl_resampling_forward_desc_init")
-        let (pd, _) = try dnnlPrimitiveDesc(activation: nil, what: "dnnl_primitive_desc_create (resampling)") { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-            return (s, pd)
-        }
-        let exe = try DNNLExecutable(
-            pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
+        return try dnnlSourceToDestinationKernel(&desc, src: src, dst: dst, what: "resampling", ctx)
     }
 }

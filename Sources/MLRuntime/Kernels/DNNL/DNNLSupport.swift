@@ -267,6 +267,26 @@ func dnnlPrimitiveDesc(activation: Activation?, what: String,
     return (DNNLPrimitiveDesc(pd!), leftover)
 }
 
+/// The kernel of a oneDNN primitive with one source and one destination and no weights or
+/// post-ops (pooling, softmax, reduction, resampling): creates the primitive descriptor from the
+/// initialized operation descriptor `desc` on the CPU engine and wraps it for `ctx`'s threads.
+/// - Throws: `DNNLError` naming `what` when oneDNN refuses the descriptor.
+func dnnlSourceToDestinationKernel<Desc>(_ desc: inout Desc, src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t, what: String,
+                                          _ ctx: KernelContext) throws -> Kernel {
+    let engine = try DNNLEngine.get()
+    let (pd, _) = try withUnsafeMutablePointer(to: &desc) { d in
+        try dnnlPrimitiveDesc(activation: nil, what: "dnnl_primitive_desc_create (\(what))") { attr in
+            var pd: dnnl_primitive_desc_t?
+            let s = dnnl_primitive_desc_create(&pd, UnsafeRawPointer(d), attr, engine, nil)
+            return (s, pd)
+        }
+    }
+    let exe = try DNNLExecutable(
+        pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
+        constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
+}
+
 /// Owns a primitive descriptor (destroyed on deinit; a primitive keeps its own copy).
 final class DNNLPrimitiveDesc {
     let handle: dnnl_primitive_desc_t

@@ -68,7 +68,6 @@ func makeDNNLPooling(_ ctx: KernelContext, kind: PoolKind, n: Int, c: Int, inSpa
           padBefore.count == r, padAfter.count == r, kernel.allSatisfy({ $0 >= 1 }), strides.allSatisfy({ $0 >= 1 }),
           (0..<r).allSatisfy({ padBefore[$0] >= 0 && padAfter[$0] >= 0 && padBefore[$0] < kernel[$0] && padAfter[$0] < kernel[$0] })
     else { return nil }
-    let engine = try DNNLEngine.get()
     var src = try dnnlMD([n, c] + inSpatial, tags.data)
     var dst = try dnnlMD([n, c] + outSpatial, tags.data)
     var desc = dnnl_pooling_desc_t()
@@ -76,15 +75,7 @@ func makeDNNLPooling(_ ctx: KernelContext, kind: PoolKind, n: Int, c: Int, inSpa
         &desc, dnnl_forward_inference, kind == .max ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding,
         &src, &dst, strides.map { Int64($0) }, kernel.map { Int64($0) }, padBefore.map { Int64($0) }, padAfter.map { Int64($0) }),
         "dnnl_pooling_forward_desc_init")
-    let (pd, _) = try dnnlPrimitiveDesc(activation: nil, what: "dnnl_primitive_desc_create (pooling)") { attr in
-        var pd: dnnl_primitive_desc_t?
-        let s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, nil)
-        return (s, pd)
-    }
-    let exe = try DNNLExecutable(
-        pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-        constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
-    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
+    return try dnnlSourceToDestinationKernel(&desc, src: src, dst: dst, what: "pooling", ctx)
 }
 
 /// conv1d (nwc) and conv3d (ndhwc) on oneDNN: `makeDNNLConvolution` with the node's geometry
