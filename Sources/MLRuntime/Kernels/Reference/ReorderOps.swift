@@ -60,12 +60,6 @@ final class ReferenceArgsort: ReferenceTypedKernel {
             let outer: Int, n: Int, inner: Int, ascending: Bool
             func visit<T: RuntimeScalar>(_: T.Type) -> Body {
                 let (outer, n, inner, ascending) = (outer, n, inner, ascending)
-                /// a above b in the order (NaN highest, NaNs equal).
-                func above(_ a: T, _ b: T) -> Bool {
-                    if a.isNaNValue { return !b.isNaNValue }
-                    if b.isNaNValue { return false }
-                    return a > b
-                }
                 return { ins, outs in
                     var order = [Int](repeating: 0, count: n)
                     var vals = [T]()
@@ -74,13 +68,8 @@ final class ReferenceArgsort: ReferenceTypedKernel {
                         for i in 0..<inner {
                             let base = o * n * inner + i
                             vals.removeAll(keepingCapacity: true)
-                            for j in 0..<n { vals.append(ins[0].element(base + j * inner)); order[j] = j }
-                            order.sort { p, q in
-                                let (vp, vq) = (vals[p], vals[q])
-                                if ascending ? above(vq, vp) : above(vp, vq) { return true }
-                                if ascending ? above(vp, vq) : above(vq, vp) { return false }
-                                return p < q
-                            }
+                            for j in 0..<n { vals.append(ins[0].element(base + j * inner)) }
+                            sortPositions(&order, by: vals, ascending: ascending)
                             for j in 0..<n { outs[0].setElement(base + j * inner, Int32(truncatingIfNeeded: order[j])) }
                         }
                     }

@@ -309,6 +309,25 @@ final class ReferenceFill: ReferenceTypedKernel {
 
 // MARK: - topk
 
+/// Sets `order` to the positions 0..<vals.count sorted by value — descending unless `ascending` —
+/// ties by lower position first (stable), NaN above +∞ and NaNs equal: the order of `topk` and
+/// `argsort`.
+func sortPositions<T: RuntimeScalar>(_ order: inout [Int], by vals: [T], ascending: Bool) {
+    /// a above b in the order.
+    func above(_ a: T, _ b: T) -> Bool {
+        if a.isNaNValue { return !b.isNaNValue }
+        if b.isNaNValue { return false }
+        return a > b
+    }
+    order = Array(vals.indices)
+    order.sort { p, q in
+        let (vp, vq) = (vals[p], vals[q])
+        if ascending ? above(vq, vp) : above(vp, vq) { return true }
+        if ascending ? above(vp, vq) : above(vq, vp) { return false }
+        return p < q
+    }
+}
+
 /// Reference `Op.topk`: per slice along the axis, the positions sorted by value (descending, or
 /// ascending when `ascending`), ties by lower index first, NaN ordered above +∞; the first k
 /// values (input type) and positions (int32).
@@ -321,12 +340,6 @@ final class ReferenceTopK: ReferenceTypedKernel {
             let outer: Int, n: Int, inner: Int, k: Int, ascending: Bool
             func visit<T: RuntimeScalar>(_: T.Type) -> Body {
                 let (outer, n, inner, k, ascending) = (outer, n, inner, k, ascending)
-                /// a above b in the order (NaN highest).
-                func above(_ a: T, _ b: T) -> Bool {
-                    if a.isNaNValue { return !b.isNaNValue }
-                    if b.isNaNValue { return false }
-                    return a > b
-                }
                 return { ins, outs in
                     var order = [Int](repeating: 0, count: n)
                     var vals = [T]()
@@ -335,14 +348,8 @@ final class ReferenceTopK: ReferenceTypedKernel {
                         for i in 0..<inner {
                             let base = o * n * inner + i
                             vals.removeAll(keepingCapacity: true)
-                            for j in 0..<n { vals.append(ins[0].element(base + j * inner)); order[j] = j }
-                            order.sort { p, q in
-                                let (vp, vq) = (vals[p], vals[q])
-                                let first = ascending ? above(vq, vp) : above(vp, vq)
-                                if first { return true }
-                                let second = ascending ? above(vp, vq) : above(vq, vp)
-                                return !second && p < q
-                            }
+                            for j in 0..<n { vals.append(ins[0].element(base + j * inner)) }
+                            sortPositions(&order, by: vals, ascending: ascending)
                             for j in 0..<k {
                                 let at = (o * k + j) * inner + i
                                 outs[0].setElement(at, vals[order[j]])
