@@ -149,28 +149,15 @@ final class ImportBuilder {
 
     // MARK: Constants in the graph
 
-    /// A tensor [1, H, W, C] holding `values` (given in Core ML's [C, H, W] order), computed from
-    /// `anchor` (any blob tensor) because the IR has no constant op: global average pool →
-    /// dense with all-zero weights (1-bit, so they take no room) whose bias is the constant
-    /// (in HWC order) → reshape. A NaN or infinity in `anchor` propagates.
+    /// A `constant` node holding `values` (given in Core ML's [C, H, W] order) as an IR tensor
+    /// [N, H, W, C] ([N, C] when H = W = 1), N the batch of `anchor` (any blob tensor).
     func constantTensor(_ values: [Float], c: Int, h: Int, w: Int, anchor: String, base: String) throws -> String {
-        var source = anchor
-        let s = shape(anchor)
-        if s.count == 4 {
-            source = try emit(base + "__const_pool", .globalPool2d(kind: .average, keepDims: false), [anchor])
-        } else if s.count != 2 {
-            source = try emit(base + "__const_flatten", .reshape(targetShape: [s.dropFirst().reduce(1, *)]), [anchor])
-        }
-        let cin = shape(source)[1]
+        let batch = shape(anchor).first ?? 1
         let n = c * h * w
         var hwc = [Float](repeating: 0, count: n)
         for ci in 0..<c { for y in 0..<h { for x in 0..<w { hwc[(y * w + x) * c + ci] = values[(ci * h + y) * w + x] } } }
-        let zeros = try ConstantTensor(
-            shape: [n, cin], encoding: .linear(LinearQuantization(bits: 1, axis: 0, scale: [0], bias: [0])),
-            storage: .copying([UInt8](repeating: 0, count: Swift.max(1, (n * cin + 7) / 8))))
-        let dense = try emit(base + "__const_values", .dense(DenseAttributes(outputChannels: n)), [source],
-                             weights: ["weight": zeros, "bias": ConstantTensor(shape: [n], floats: hwc)])
-        if h == 1 && w == 1 { return dense }
-        return try emit(base + "__const", .reshape(targetShape: [h, w, c]), [dense])
+        let irShape = h == 1 && w == 1 ? [batch, c] : [batch, h, w, c]
+        let tiled = batch == 1 ? hwc : Array([[Float]](repeating: hwc, count: batch).joined())
+        return try emit(base + "__const", .constant, [], weights: ["value": ConstantTensor(shape: irShape, floats: tiled)])
     }
 }
