@@ -44,8 +44,9 @@ public struct CoreMLImportResult: Sendable {
 /// **Layers.** convolution (groups, dilation, valid/same padding, deconvolution), pooling,
 /// activation (every `ActivationParams` kind), innerProduct, batchnorm, add, multiply, average,
 /// max, min, scale, bias, softmax, concat, flatten, reshape, permute, padding, crop, upsample,
-/// resizeBilinear (integer factors), embedding (one index), unary (exp, threshold, abs, power 1 and 2), split, slice, reduce (over H×W or C), mvn without
-/// variance normalisation, loadConstant, custom (→ `Op.custom`) and the elementwise rank-N layers
+/// resizeBilinear (integer factors), embedding (one index), unary (every function), split, slice, reduce (over C, H, W, H×W
+/// or C×H×W; not LOGSUM), mvn, l2normalize, lrn, reorganizeData, dot, loadConstant (→ `Op.constant`),
+/// custom (→ `Op.custom`) and the elementwise rank-N layers
 /// copy, tanh, clip, clampedReLU and gelu, and the recurrent layers uniDirectionalLSTM,
 /// biDirectionalLSTM, gru and simpleRecurrent with embeddings of index sequences and permutes
 /// of the Seq axis (sequence tensors [1, S, C]; optional recurrent-state inputs are omitted, i.e.
