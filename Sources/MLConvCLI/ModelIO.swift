@@ -13,7 +13,9 @@ enum ModelFileKind {
     static func detect(_ url: URL) throws -> ModelFileKind {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir) else {
-            throw CLIError("'\(url.path)': no such file")
+            let cwd = FileManager.default.currentDirectoryPath
+            throw CLIError("'\(url.path)': no such file" + (url.relativePath.hasPrefix("/") ? "" : " (relative to \(cwd))")
+                           + "; give the path of a .h5, .keras, .mlmodel, .mlpackage or .mlbundle file")
         }
         if isDir.boolValue {
             if url.pathExtension.lowercased() == "mlpackage"
@@ -25,8 +27,12 @@ enum ModelFileKind {
         let head = [UInt8](h.readData(ofLength: 8))
         if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
         if head == Array("MLBUNDLE".utf8) { return .bundle }
-        // Named .mlbundle but not one: the bundle reader says what the file looks like.
-        if url.pathExtension.lowercased() == "mlbundle" { return .bundle }
+        // Named as one format but not holding it: that format's reader says what the file looks like.
+        switch url.pathExtension.lowercased() {
+        case "mlbundle": return .bundle
+        case "h5", "hdf5", "keras": return .keras
+        default: break
+        }
         // Anything else is tried as a Core ML protobuf; its decoder says what the file looks like.
         return .coreML
     }

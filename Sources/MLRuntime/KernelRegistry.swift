@@ -26,7 +26,7 @@ public enum KernelRegistry {
         let ctx = KernelContext(node: node, inputTypes: inputs, outputTypes: outs, threadCount: 1)
         var names: [String] = []
         if reference[op.kind] != nil { names.append("reference") }
-        if let f = optimized[op.kind], (try? f(ctx)) as? Kernel != nil {
+        if let f = optimized[op.kind], let _ = try? f(ctx) {
             names.append(OptimizedKernels.memcpyKinds.contains(op.kind) ? "memcpy" : "oneDNN")
         }
         return names

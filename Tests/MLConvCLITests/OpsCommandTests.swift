@@ -44,6 +44,8 @@ final class OpsCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
         XCTAssertTrue(r.out.hasPrefix("\(r.out.split(separator: " ")[0]) ops in \(OpKind.allCases.count) op kinds"), r.out)
         XCTAssertTrue(r.out.contains("sqrt (unary)"))
+        // Regression: long names overflowed a fixed 34-character column into the kernel list.
+        XCTAssertTrue(r.out.contains("gelu_sigmoid_approximation (activation)  reference"), r.out)
         XCTAssertEqual(CLIRun(["ops", "extra"]).status, 2)
     }
 }

@@ -45,6 +45,10 @@ final class PassOptionTests: XCTestCase {
         XCTAssertTrue(b.out.contains("inference passes disabled (recorded in the bundle): fuse_pad_into_conv"), b.out)
         XCTAssertEqual(try opCount(plain, "pad"), 1)
         XCTAssertEqual(try bundle(plain).disabledPasses, ["fuse_pad_into_conv"])
+        // inspect shows what the bundle records (regression: it was only in the raw file).
+        let shown = CLIRun(["inspect", plain])
+        XCTAssertTrue(shown.out.contains("disabledPasses: fuse_pad_into_conv"), shown.out)
+        XCTAssertFalse(CLIRun(["inspect", fused]).out.contains("disabledPasses"))
         let conv = try XCTUnwrap(try bundle(fused).graph.nodes.first { $0.name == "conv" })
         guard case let .conv2d(attributes) = conv.op else { return XCTFail("\(conv.op)") }
         XCTAssertEqual(attributes.padding, .explicit(top: 1, bottom: 2, left: 3, right: 0))

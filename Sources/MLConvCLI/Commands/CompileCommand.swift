@@ -30,8 +30,10 @@ enum CompileCommand: Command {
         guard output.pathExtension.lowercased() == "mlbundle" else {
             throw UsageError("compile writes an .mlbundle; got '\(output.path)'")
         }
-        guard try ModelFileKind.detect(input) == .coreML else {
-            throw CLIError("'\(input.path)' is not a Core ML model; use `mlconv keras` for .h5 files")
+        switch try ModelFileKind.detect(input) {
+        case .coreML: break
+        case .keras: throw CLIError("'\(input.path)' is a Keras file, not a Core ML model; convert it with `mlconv keras \(input.lastPathComponent) -o \(output.lastPathComponent)`")
+        case .bundle: throw CLIError("'\(input.path)' is already a compiled .mlbundle; run it with `mlconv predict` or look at it with `mlconv inspect`")
         }
         let graph = try loadGraph(input)
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,

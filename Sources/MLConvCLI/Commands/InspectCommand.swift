@@ -33,6 +33,7 @@ enum InspectCommand: Command {
             r["format"] = "mlbundle"
             r["formatVersion"] = b.formatVersion.description
             r["producer"] = b.producer
+            if !b.disabledPasses.isEmpty { r["disabledPasses"] = b.disabledPasses.sorted().joined(separator: ", ") }
             report = r
         case .coreML:
             let r = try CoreMLInspector.report(for: url)
@@ -95,7 +96,7 @@ func graphReport(_ g: Graph) -> [String: Any] {
 func renderText(_ r: [String: Any]) -> String {
     var lines: [String] = []
     func shape(_ any: Any?) -> String { ((any as? [Int]) ?? []).map(String.init).joined(separator: "×") }
-    for key in ["format", "formatVersion", "producer", "kerasVersion", "backend", "modelClass", "weightsOnly"] {
+    for key in ["format", "formatVersion", "producer", "disabledPasses", "kerasVersion", "backend", "modelClass", "weightsOnly"] {
         if let v = r[key] { lines.append("\(key): \(v)") }
     }
     for (title, key) in [("Inputs", "inputs"), ("Outputs", "outputs")] {

@@ -14,7 +14,7 @@ enum OpsCommand: Command {
     Lists every op of mlconv's IR, generated from its registries (so it cannot drift): for each op
     the kernels that run it (reference — the specification, in plain Swift —, oneDNN, memcpy), the
     Keras layer classes and Core ML NeuralNetwork layer types that convert to its kind, and the MIL
-    ops (coremltools) it implements. Op kinds whose attribute selects a function (activation,
+    ops (coremltools) and ONNX operators it corresponds to. Op kinds whose attribute selects a function (activation,
     unary, binary, elementwise, reduce, compare, logical) are listed once per function, named as
     MIL names it, with the kernels that cover that function.
 
@@ -65,13 +65,15 @@ enum OpsCommand: Command {
             return 0
         }
         let kinds = Set(list.map(\.kind)).count
-        console.print("\(list.count) ops in \(kinds) op kinds (kernels; Keras layers; Core ML layers; MIL ops)")
-        for e in list {
-            let label = e.name == e.kind ? e.name : "\(e.name) (\(e.kind))"
-            console.print(label.padding(toLength: 34, withPad: " ", startingAt: 0) + e.kernels.joined(separator: ", "))
+        console.print("\(list.count) ops in \(kinds) op kinds (kernels; Keras layers; Core ML layers; MIL and ONNX ops)")
+        let labels = list.map { $0.name == $0.kind ? $0.name : "\($0.name) (\($0.kind))" }
+        let width = (labels.map(\.count).max() ?? 0) + 2
+        for (e, label) in zip(list, labels) {
+            console.print(label.padding(toLength: width, withPad: " ", startingAt: 0) + e.kernels.joined(separator: ", "))
             if !e.keras.isEmpty { console.print("    keras:  " + e.keras.joined(separator: ", ")) }
             if !e.coreml.isEmpty { console.print("    coreml: " + e.coreml.joined(separator: ", ")) }
             if !e.mil.isEmpty { console.print("    mil:    " + e.mil.joined(separator: ", ")) }
+            if !e.onnx.isEmpty { console.print("    onnx:   " + e.onnx.joined(separator: ", ")) }
         }
         return 0
     }

@@ -47,7 +47,7 @@ public enum UnaryFunction: String, Codable, Hashable, Sendable, CaseIterable {
         switch self {
         case .rsqrt: return 1e-12
         case .inverse: return 1e-4
-        case .log: return 1e-45
+        case .log: return .leastNonzeroMagnitude  // MIL's 1e-45: the smallest float32 subnormal
         default: return 0
         }
     }
