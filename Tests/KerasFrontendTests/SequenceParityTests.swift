@@ -3,6 +3,7 @@ import XCTest
 @testable import KerasFrontend
 import MLGraph
 import MLRuntime
+import TestSupport
 
 /// Numeric parity with real Keras on the sequence-model fixtures of issue 6 (Conv1D, 1-D pooling
 /// and padding, SimpleRNN / LSTM / GRU, Bidirectional, TimeDistributed, Embedding, Masking):
@@ -119,5 +120,33 @@ final class SequenceParityTests: XCTestCase {
                 XCTAssertTrue(a.hasMask, "\(name): \(layer) has no mask")
             }
         }
+    }
+}
+
+final class EmbeddingIndexTests: XCTestCase {
+    /// Embedding indices are integers in the IR: a float index input is cast to int32 (truncating,
+    /// as Keras' Embedding casts) before the embedding node.
+    func testEmbeddingIndicesAreCastToInt32() throws {
+        let url = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras/lstm_text_classifier_k2/model.h5")
+        var g = try KerasConverter().convert(modelAt: url)
+        try g.inferShapes()
+        let embedding = try XCTUnwrap(g.nodes.first { if case .embedding = $0.op { return true }; return false })
+        XCTAssertEqual(g.tensorTypes[embedding.inputs[0]]?.elementType, .int32)
+        let cast = try XCTUnwrap(g.producer(of: embedding.inputs[0]))
+        XCTAssertEqual(cast.op, .cast(to: .int32))
+        XCTAssertEqual(g.tensorTypes[cast.inputs[0]]?.elementType, .float32)
+        // Truncation toward zero, as tf.cast: 2.9 → 2, −0.5 → 0.
+        let m = try Model(graph: g, configuration: .init(referenceOnly: true))
+        let tokens = try XCTUnwrap(g.inputs.first { $0.name == cast.inputs[0] })
+        var feeds: [String: NDArray] = [:]
+        for i in g.inputs { feeds[i.name] = NDArray(shape: i.type.shape, repeating: 0.5) }
+        var a = [Float](repeating: 2, count: tokens.type.elementCount), b = a, c = a
+        a[0] = 2.9; b[0] = 2; c[0] = 3
+        func run(_ v: [Float]) throws -> [Float] {
+            feeds[tokens.name] = try NDArray(shape: tokens.type.shape, scalars: v)
+            return try XCTUnwrap(m.prediction(from: feeds)[g.outputs[0]]).scalars
+        }
+        XCTAssertEqual(try run(a), try run(b))
+        XCTAssertNotEqual(try run(a), try run(c))
     }
 }

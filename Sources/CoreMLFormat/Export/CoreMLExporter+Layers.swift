@@ -141,6 +141,10 @@ extension ExportWriter {
         case .reduce, .logSoftmax, .layerNorm, .instanceNorm, .l2Norm, .localResponseNorm:
             lowerNormalization(node, ins, inBlobs, out)  // NormalizationExport.swift
         // MARK: typed ops
+        case .cast where castFeedsOnlyEmbeddings(node):
+            // Keras Embedding's float → int index cast: Core ML's embedding layer reads the float
+            // blob, so the indices pass through unchanged (equal for integral indices).
+            emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
         case .cast, .argmax, .argmin, .compare, .logical, .select, .gather, .gatherND, .gatherAlongAxis, .oneHot, .range1d, .fill, .topk:
             // The writer emits specification-1…3 NeuralNetwork models, whose blobs are float
             // [Seq, C, H, W] tensors: integer and bool tensors, and the ND layers that take them
@@ -623,5 +627,16 @@ extension ExportWriter {
         }
         emit(node.name, inBlobs, node.outputs.map { blob($0) }, .custom(Spec.CustomLayerParams(
             className: a.className, weights: weights, parameters: params, description: a.description)))
+    }
+}
+
+extension ExportWriter {
+    /// Whether `node` (a cast to an integer type) feeds embedding nodes only: the index cast the
+    /// Keras converter puts before an Embedding.
+    func castFeedsOnlyEmbeddings(_ node: Node) -> Bool {
+        guard case let .cast(to) = node.op, to == .int32 || to == .int64, let out = node.outputs.first,
+              !graph.outputs.contains(out) else { return false }
+        let users = graph.nodes.filter { $0.inputs.contains(out) }
+        return !users.isEmpty && users.allSatisfy { if case .embedding = $0.op { return true }; return false }
     }
 }

@@ -74,6 +74,8 @@ extension CoreMLExporter {
               coreML: "simpleRecurrent / uniDirectionalLSTM / biDirectionalLSTM / gru between permutes [2, 1, 0, 3]", minimumSpecificationVersion: 1,
               notes: "RecurrentExport.swift; state inputs/outputs as Core ML's optional features; GRU reset_after and masked layers unrolled per step"),
         .init(irOp: "embedding", coreML: "embedding (between permutes)", minimumSpecificationVersion: 1, notes: "RecurrentExport.swift"),
+        .init(irOp: "cast to int32 / int64 feeding only embeddings (Keras Embedding's index cast)", coreML: "activation LINEAR(1, 0)",
+              minimumSpecificationVersion: 1, notes: "Core ML's embedding reads the float blob; equal for integral indices; other casts are refused"),
         .init(irOp: "sequenceMask", coreML: "unary ABS / convolution / activation chain computing 0/1 per step", minimumSpecificationVersion: 1,
               notes: "MaskExport.swift: Core ML has no masking"),
         .init(irOp: "applyMask", coreML: "multiply (broadcast over features)", minimumSpecificationVersion: 1, notes: "MaskExport.swift"),
