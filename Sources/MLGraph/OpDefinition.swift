@@ -27,6 +27,24 @@ public struct OpFunctionExample: Sendable {
     public init(_ name: String, _ op: Op, inputs: [TensorType]) { self.name = name; self.op = op; self.inputs = inputs }
 }
 
+/// Why Core ML's NeuralNetwork writer (the classic, spec ≤ 3 layers `CoreMLExporter` emits)
+/// cannot express an op, and what to do instead. An op defines one when the exporter has no
+/// lowering for it; `ExportCoverageTests` checks that every kind is lowered or refused so.
+public struct NeuralNetworkExportRefusal: Sendable, Hashable {
+    public var reason: String
+    public var suggestion: String
+    public init(reason: String, suggestion: String) { self.reason = reason; self.suggestion = suggestion }
+
+    /// Integer and bool tensors (the classic layout's blobs are float [Seq, C, H, W]).
+    public static let integerTensors = NeuralNetworkExportRefusal(
+        reason: "it produces or reads integer / bool tensors, which the classic (spec ≤ 3) NeuralNetwork layout cannot hold",
+        suggestion: "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
+    /// Blocks, tensor lists and run-time shapes.
+    public static let controlFlow = NeuralNetworkExportRefusal(
+        reason: "it needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
+        suggestion: "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
+}
+
 /// Everything the IR knows about one op kind, defined in one file under `Sources/MLGraph/Ops/`:
 /// its correspondences in other formats, attribute validation, type and shape inference, and
 /// weight roles. Kernels, converters and codecs live in their own modules, in tables keyed by
@@ -59,6 +77,9 @@ public protocol OpDefinition {
     /// - Throws: `GraphError.invalidAttribute` for a missing or mistyped attribute.
     static func decodeOp(from attributes: AttributeReader) throws -> Op
 
+    /// Why the Core ML NeuralNetwork writer cannot express this op (nil when it lowers it).
+    static var neuralNetworkExportRefusal: NeuralNetworkExportRefusal? { get }
+
     /// For op kinds whose attribute selects a function: one example per function (else empty).
     static var functions: [OpFunctionExample] { get }
 
@@ -75,6 +96,7 @@ public protocol OpDefinition {
 extension OpDefinition {
     public static var onnxOps: [String] { [] }
     public static var functions: [OpFunctionExample] { [] }
+    public static var neuralNetworkExportRefusal: NeuralNetworkExportRefusal? { nil }
     public static func checkAttributes(of node: Node) throws {}
     public static var weightRoles: [WeightRole] { [] }
     public static var acceptsDynamicTypes: Bool { false }

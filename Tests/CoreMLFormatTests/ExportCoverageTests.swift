@@ -1,4 +1,4 @@
-import CoreMLFormat
+@testable import CoreMLFormat
 import MLGraph
 import TestSupport
 import XCTest
@@ -29,6 +29,8 @@ final class ExportCoverageTests: XCTestCase {
                     XCTAssertFalse(e.problems.isEmpty, "\(kind): \(e)")
                     for p in e.problems {
                         XCTAssertFalse(p.reason.isEmpty, "\(kind): no reason in \(p)")
+                        XCTAssertFalse(p.reason.contains(CoreMLExporter.missingRefusal),
+                                       "\(kind): neither lowered by CoreMLExporter nor refused by its definition's neuralNetworkExportRefusal")
                         XCTAssertFalse(p.suggestion.isEmpty, "\(kind): no suggestion in \(p)")
                     }
                 }

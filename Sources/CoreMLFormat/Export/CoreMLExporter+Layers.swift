@@ -145,12 +145,6 @@ extension ExportWriter {
             // Keras Embedding's float → int index cast: Core ML's embedding layer reads the float
             // blob, so the indices pass through unchanged (equal for integral indices).
             emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
-        case .cast, .argmax, .argmin, .compare, .logical, .select, .gather, .gatherND, .gatherAlongAxis, .oneHot, .range1d, .fill, .topk:
-            // The writer emits specification-1…3 NeuralNetwork models, whose blobs are float
-            // [Seq, C, H, W] tensors: integer and bool tensors, and the ND layers that take them
-            // (argMax, gather, equal, …: spec 4, rank-N layout), are outside what it writes.
-            fail(node, "\(node.op.name) produces or reads integer / bool tensors, which the classic (spec ≤ 3) NeuralNetwork layout cannot hold",
-                 "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
         // MARK: elementwise math ops (ElementwiseMathExport.swift)
         case let .unary(a): lowerUnary(node, a, inBlobs[0], out)
         case let .binary(f): lowerBinary(node, f, ins, inBlobs, types[node.outputs[0]] ?? ins[0], out)
@@ -158,15 +152,14 @@ extension ExportWriter {
         // MARK: scatter, reverse, sort, einsum, windows, NMS ops
         case .scatter, .scatterND, .scatterAlongAxis, .reverse, .reverseSequence, .argsort, .einsum, .slidingWindows, .nonMaximumSuppression:
             failRankNOp(node)  // ScatterExport.swift
-        // MARK: control flow and dynamic shapes
-        case .cond, .whileLoop, .makeList, .listRead, .listWrite, .listGather, .listScatter, .listLength, .shape:
-            // NeuralNetwork's branch / loop layers hold nested NeuralNetworks over float blobs,
-            // and spec ≤ 3 has neither them nor lists or run-time shapes.
-            fail(node, "\(node.op.name) needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
-                 "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
         case .conv1d, .conv3d, .pool1d, .pool3d, .deconv3d:
             lowerConvPoolND(node, ins, inBlobs, out)
+        default:
+            // Ops without a lowering state why in their definition (Sources/MLGraph/Ops/).
+            let refusal = node.op.definition.neuralNetworkExportRefusal ?? NeuralNetworkExportRefusal(
+                reason: CoreMLExporter.missingRefusal, suggestion: "Report it: the op's definition should say why.")
+            fail(node, refusal.reason, refusal.suggestion)
         }
     }
 

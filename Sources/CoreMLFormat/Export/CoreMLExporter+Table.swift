@@ -1,5 +1,9 @@
 // The writer's layer table: IR op → Core ML layers → lowest specification version.
 extension CoreMLExporter {
+    /// The reason given for an op that neither has a lowering nor states a refusal in its
+    /// definition (`OpDefinition.neuralNetworkExportRefusal`); `ExportCoverageTests` fails on it.
+    static let missingRefusal = "the writer has no Core ML layer for this op and its definition gives no reason"
+
     /// How each IR op is written and the lowest `specificationVersion` it needs. Weights add
     /// their own requirement: fp16 → spec 2, linear / lookup-table quantized → spec 3. Anything
     /// not listed (or listed as "error") is reported in a `CoreMLExportError`.

@@ -73,6 +73,7 @@ extension Node {
 /// `Op.cond`: inputs pred, operands…; blocks [then, else], each binding the operands.
 enum CondDefinition: OpDefinition {
     static let kind = OpKind.cond
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "runs one of two blocks (then / else) on its operands, chosen by a one-element predicate"
     static let milOps = ["cond"]
     static let onnxOps = ["If"]
@@ -106,6 +107,7 @@ enum CondDefinition: OpDefinition {
 /// variables; outputs = the final loop variables.
 enum WhileLoopDefinition: OpDefinition {
     static let kind = OpKind.whileLoop
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "repeats a body block on loop variables while a condition block yields true"
     static let milOps = ["while_loop"]
     static let onnxOps = ["Loop"]
@@ -153,6 +155,7 @@ enum WhileLoopDefinition: OpDefinition {
 
 enum MakeListDefinition: OpDefinition {
     static let kind = OpKind.makeList
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "a tensor list of a given element type and shape, initial length from an attribute or a one-element input"
     static let milOps = ["make_list"]
     static let onnxOps = ["SequenceEmpty"]
@@ -189,6 +192,7 @@ enum MakeListDefinition: OpDefinition {
 
 enum ListReadDefinition: OpDefinition {
     static let kind = OpKind.listRead
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "element `index` of a tensor list (negative counts from the end)"
     static let milOps = ["list_read"]
     static let onnxOps = ["SequenceAt"]
@@ -206,6 +210,7 @@ enum ListReadDefinition: OpDefinition {
 
 enum ListWriteDefinition: OpDefinition {
     static let kind = OpKind.listWrite
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "the list with element `index` set to a tensor (growing a dynamic-length list)"
     static let milOps = ["list_write"]
     static let onnxOps = ["SequenceInsert"]
@@ -227,6 +232,7 @@ enum ListWriteDefinition: OpDefinition {
 
 enum ListGatherDefinition: OpDefinition {
     static let kind = OpKind.listGather
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "the list elements at `indices`, stacked along a new axis 0"
     static let milOps = ["list_gather"]
     static let onnxOps: [String] = []
@@ -245,6 +251,7 @@ enum ListGatherDefinition: OpDefinition {
 
 enum ListScatterDefinition: OpDefinition {
     static let kind = OpKind.listScatter
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "the list with elements `indices[i]` set to `values[i]` (slices along axis 0)"
     static let milOps = ["list_scatter"]
     static let onnxOps: [String] = []
@@ -268,6 +275,7 @@ enum ListScatterDefinition: OpDefinition {
 
 enum ListLengthDefinition: OpDefinition {
     static let kind = OpKind.listLength
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "the number of elements of a tensor list, as int32 (1)"
     static let milOps = ["list_length"]
     static let onnxOps = ["SequenceLength"]
@@ -286,6 +294,7 @@ enum ListLengthDefinition: OpDefinition {
 
 enum ShapeDefinition: OpDefinition {
     static let kind = OpKind.shape
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .controlFlow
     static let summary = "the run-time shape of a tensor, as int32 (rank)"
     static let milOps = ["shape"]
     static let onnxOps = ["Shape"]
