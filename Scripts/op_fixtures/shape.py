@@ -215,3 +215,10 @@ def cases():
     z = r0.uniform(-2, 2, (1, 1, 1)).astype(np.float32)
     yield dict(name="squeeze_to_rank0", op="squeeze", attributes={"axes": []}, inputs=[z], outputs=[np.squeeze(z)])
 
+    # reshapeND (MIL reshape: the full shape, batch included; -1 inferred; rank 0 allowed).
+    for name, shape, target in [("batch_merge", (2, 3, 4), [6, -1]), ("to_rank1", (2, 3), [-1]), ("split_batch", (6, 2), [2, 3, 2]),
+                                ("to_rank0", (1, 1), [])]:
+        x = r0.uniform(-2, 2, shape).astype(np.float32)
+        yield dict(name=f"reshapeND_{name}", op="reshapeND", attributes={"shape": target}, inputs=[x],
+                   outputs=[x.reshape(target if target else ())])
+

@@ -73,6 +73,10 @@ public enum Op: Codable, Hashable, Sendable {
     /// "weight" [Cin, Cout/groups, kD, kH, kW], optional "bias" [Cout] (`DeconvNDAttributes`).
     /// MIL `conv_transpose`, ONNX `ConvTranspose`.
     case deconv3d(DeconvNDAttributes)
+    /// MIL `reshape` (ONNX `Reshape` without 0-copy): the row-major data of x with the full
+    /// output shape `shape` (batch axis included, unlike `reshape`); one entry may be −1, inferred
+    /// from the element count. Any element type.
+    case reshapeND(shape: [Int])
 
     // MARK: shape and data movement ops (issue 9)
     /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
@@ -342,6 +346,7 @@ public enum Op: Codable, Hashable, Sendable {
         case .pool1d: return "pool1d"
         case .pool3d: return "pool3d"
         case .deconv3d: return "deconv3d"
+        case .reshapeND: return "reshapeND"
         }
     }
 }
@@ -368,6 +373,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case cond, whileLoop, makeList, listRead, listWrite, listGather, listScatter, listLength, shape
     // MARK: convolution and pooling in 1-D and 3-D
     case conv1d, conv3d, pool1d, pool3d, deconv3d
+    case reshapeND
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -463,6 +469,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .pool1d: return Pool1DDefinition.self
         case .pool3d: return Pool3DDefinition.self
         case .deconv3d: return Deconv3DDefinition.self
+        case .reshapeND: return ReshapeNDDefinition.self
         }
     }
 
@@ -562,6 +569,7 @@ extension Op {
         case .pool1d: return .pool1d
         case .pool3d: return .pool3d
         case .deconv3d: return .deconv3d
+        case .reshapeND: return .reshapeND
         }
     }
 

@@ -291,6 +291,8 @@ public enum OpSamples {
                      [TensorType([1, 3, 4, 5, 2])]),
                     (node(.pool3d(PoolNDAttributes(kind: .max, kernel: [1, 3, 2], strides: [1, 1, 2], padding: .valid))),
                      [TensorType([2, 2, 4, 4, 3])])]
+        case .reshapeND:
+            return [(node(.reshapeND(shape: [2, -1])), [TensorType([1, 2, 3, 2])]), (node(.reshapeND(shape: [])), [TensorType([1, 1])])]
         case .deconv3d:
             return [(node(.deconv3d(DeconvNDAttributes(kernel: [2, 3, 3], strides: [2, 1, 2], padding: .same, outputPadding: [1, 0, 0],
                                                        groups: 2, outputChannels: 4, activation: .relu)),

@@ -4,8 +4,8 @@
 enum ReshapeDefinition: OpDefinition {
     static let kind = OpKind.reshape
     static let summary = "row-major reshape keeping the batch axis"
-    static let milOps = ["reshape"]
-    static let onnxOps = ["Reshape", "Flatten"]
+    static let milOps: [String] = []  // MIL reshape names the full shape: `reshapeND`
+    static let onnxOps = ["Flatten"]
 
     static func checkAttributes(of node: Node) throws {
         guard case let .reshape(t) = node.op else { return }
@@ -42,4 +42,52 @@ enum ReshapeDefinition: OpDefinition {
         }
         return [TensorType([n] + t, ins[0].elementType)]
     }
+}
+
+/// Definition of `Op.reshapeND(shape:)`: MIL `reshape` — the full output shape, batch included,
+/// one entry −1 (inferred); the element count must not change. (MIL iOS 17's 0 = "copy this
+/// input dimension" is refused, as iOS 15/16 refuse it.)
+enum ReshapeNDDefinition: OpDefinition {
+    static let kind = OpKind.reshapeND
+    static let summary = "row-major reshape to a full shape (MIL reshape)"
+    static let milOps = ["reshape"]
+    static let onnxOps = ["Reshape"]
+    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = NeuralNetworkExportRefusal(
+        reason: "a reshape of the full shape (batch axis included) is Core ML's rank-N reshapeStatic (spec 4), which this writer does not emit",
+        suggestion: "Keep the batch axis and use `reshape` (Keras Reshape / Flatten), or export an ML Program with coremltools.")
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .reshapeND(shape) = node.op else { return }
+        guard shape.count <= Node.maxRank, shape.filter({ $0 == -1 }).count <= 1,
+              shape.allSatisfy({ $0 == -1 || ($0 > 0 && $0 <= TensorType.maxElementCount) }),
+              TensorType(shape.map { $0 == -1 ? 1 : $0 }).shapeProblem == nil
+        else {
+            throw node.fail("shape \(shape) must be at most \(Node.maxRank) positive dimensions (one may be -1) with at most 2^40 elements")
+        }
+    }
+
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .reshapeND(shape) = node.op else { return [] }
+        try node.expectInputs(ins, 1)
+        let count = ins[0].elementCount
+        var out = shape
+        if let i = out.firstIndex(of: -1) {
+            let known = out.enumerated().filter { $0.offset != i }.reduce(1) { $0 * $1.element }  // ≤ 2^40 each: checked
+            guard known > 0, count % known == 0 else {
+                throw node.fail("cannot reshape \(formatShape(ins[0].shape)) (\(count) elements) to \(formatShape(shape))")
+            }
+            out[i] = count / known
+        }
+        guard out.reduce(1, *) == count else {
+            throw node.fail("cannot reshape \(formatShape(ins[0].shape)) (\(count) elements) to \(formatShape(shape))")
+        }
+        return [TensorType(out, ins[0].elementType)]
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .reshapeND(shape) = op else { return [:] }
+        return ["shape": .ints(shape)]
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .reshapeND(shape: try a.ints("shape")) }
 }

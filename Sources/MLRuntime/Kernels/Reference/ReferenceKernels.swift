@@ -17,7 +17,7 @@ enum ReferenceKernels {
         .pad: ReferencePad.make,
         .crop: ReferenceCrop.make,
         .upsample2d: ReferenceUpsample2D.make,
-        .reshape: ReferenceReshape.make,
+        .reshape: ReferenceReshape.make, .reshapeND: ReferenceReshape.make,
         .transpose: ReferenceTranspose.make,
         .elementwise: ReferenceElementwise.make,
         .concat: ReferenceConcat.make,

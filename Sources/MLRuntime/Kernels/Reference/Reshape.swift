@@ -1,13 +1,16 @@
 import MLGraph
 
-/// Reference `Op.reshape`: row-major data is unchanged, so y = x (a copy, skipped when the memory
-/// plan runs it in place).
+/// Reference `Op.reshape` and `Op.reshapeND`: row-major data is unchanged, so y = x (a copy,
+/// skipped when the memory plan runs it in place).
 final class ReferenceReshape: Kernel {
     let count: Int
     var supportsInPlace: Bool { true }
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case .reshape = ctx.node.op else { return nil }
+        switch ctx.node.op {
+        case .reshape, .reshapeND: break
+        default: return nil
+        }
         return ReferenceReshape(count: ctx.inputTypes[0].elementCount)
     }
 

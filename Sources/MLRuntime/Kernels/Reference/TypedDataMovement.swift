@@ -8,7 +8,7 @@ import MLGraph
 /// differ.
 enum TypedDataMovementKernels {
     static let table: [OpKind: KernelFactory] = [
-        .reshape: copy, .identity: copy, .transpose: transpose, .concat: concat, .crop: crop, .repeatVector: repeatVector,
+        .reshape: copy, .reshapeND: copy, .identity: copy, .transpose: transpose, .concat: concat, .crop: crop, .repeatVector: repeatVector,
     ]
 
     /// Whether the node has a non-float32 tensor and one element type throughout; its byte size.
