@@ -186,3 +186,22 @@ def cases():
         xs = [f32(*s) for s in shapes]
         yield dict(name=f"concat_negaxis_r{len(shapes[0])}_{-axis}_{len(xs)}", op="concat", attributes={"axis": axis},
                    inputs=xs, outputs=[np.concatenate(xs, axis=axis)])
+    # deconv1d: NWC, weight [Cin, Cout/g, k]; the reference lifts it to deconv3d with D = H = 1.
+    # Own generator, so the cases above keep their values.
+    r1 = np.random.default_rng(31)
+    for name, shape, cout, k, st, d, padding, op_, groups, act in [
+        ("deconv1d_valid", (1, 5, 3), 2, 3, 1, 1, "valid", 0, 1, None),
+        ("deconv1d_same_stride2_relu", (2, 4, 2), 3, 3, 2, 1, "same", 1, 1, "relu"),
+        ("deconv1d_explicit_groups", (1, 6, 4), 4, 2, 2, 1, [1, 0], 0, 2, None),
+        ("deconv1d_dilated", (1, 4, 2), 2, 2, 1, 2, "valid", 0, 1, None),
+    ]:
+        x = r1.uniform(-2, 2, shape).astype(np.float32)
+        w = r1.uniform(-1, 1, (shape[-1], cout // groups, k)).astype(np.float32)
+        b = r1.uniform(-1, 1, cout).astype(np.float32)
+        pad3 = padding if isinstance(padding, str) else [0, 0, padding[0], 0, 0, padding[1]]
+        y = deconv3d(x[:, None, None], w[:, :, None, None], b, [1, 1, k], [1, 1, st], [1, 1, d], pad3, [0, 0, op_], groups, act)
+        yield dict(name=name, op="deconv1d",
+                   attributes={"kernel": [k], "strides": [st], "dilations": [d], "padding": padding, "outputPadding": [op_],
+                               "groups": groups, "outputChannels": cout, "activation": {"function": act} if act else None},
+                   inputs=[x], outputs=[y[:, 0, 0]], weights={"weight": w, "bias": b}, tolerance=1e-4)
+

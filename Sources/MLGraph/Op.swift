@@ -77,6 +77,10 @@ public enum Op: Codable, Hashable, Sendable {
     /// output shape `shape` (batch axis included, unlike `reshape`); one entry may be −1, inferred
     /// from the element count. Any element type.
     case reshapeND(shape: [Int])
+    /// Transposed 1-D convolution: x [N, W, Cin] (NWC) → [N, W', Cout]; weight [Cin, Cout/groups, k],
+    /// optional bias [Cout]; output size per `DeconvNDAttributes.outputSize`. MIL `conv_transpose`
+    /// (rank 3), ONNX `ConvTranspose`, Keras `Conv1DTranspose`.
+    case deconv1d(DeconvNDAttributes)
 
     // MARK: shape and data movement ops (issue 9)
     /// MIL `matmul` (ONNX `MatMul`): y = x·w, batched over all axes but the last two with NumPy
@@ -347,6 +351,7 @@ public enum Op: Codable, Hashable, Sendable {
         case .pool3d: return "pool3d"
         case .deconv3d: return "deconv3d"
         case .reshapeND: return "reshapeND"
+        case .deconv1d: return "deconv1d"
         }
     }
 }
@@ -373,7 +378,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     case cond, whileLoop, makeList, listRead, listWrite, listGather, listScatter, listLength, shape
     // MARK: convolution and pooling in 1-D and 3-D
     case conv1d, conv3d, pool1d, pool3d, deconv3d
-    case reshapeND
+    case reshapeND, deconv1d
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -470,6 +475,7 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .pool3d: return Pool3DDefinition.self
         case .deconv3d: return Deconv3DDefinition.self
         case .reshapeND: return ReshapeNDDefinition.self
+        case .deconv1d: return Deconv1DDefinition.self
         }
     }
 
@@ -570,6 +576,7 @@ extension Op {
         case .pool3d: return .pool3d
         case .deconv3d: return .deconv3d
         case .reshapeND: return .reshapeND
+        case .deconv1d: return .deconv1d
         }
     }
 

@@ -259,3 +259,20 @@ final class CoreMLExportParityTests: XCTestCase {
         return out
     }
 }
+
+/// deconv1d exports as a k×1 Core ML deconvolution and imports back at parity.
+final class Deconv1DExportParityTests: XCTestCase {
+    func testDeconv1DRoundTripsThroughCoreML() throws {
+        for (padding, outputPadding) in [(SpatialPadding.same, 1), (.valid, 0), (.explicit(before: [1], after: [2]), 0)] {
+            let op = Op.deconv1d(DeconvNDAttributes(kernel: [3], strides: [2], padding: padding, outputPadding: [outputPadding],
+                                                    groups: 2, outputChannels: 4, activation: .relu))
+            let node = Node(name: "deconv", op: op, inputs: ["x"], outputs: ["y"],
+                            weights: ["weight": randomConstant([6, 2, 3], seed: 3), "bias": randomConstant([4], seed: 4)])
+            var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 5, 6]))], outputs: ["y"], nodes: [node])
+            try g.inferShapes()
+            let x = try NDArray(shape: [1, 5, 6], scalars: randomFloats(count: 30, seed: 9))
+            let (err, _, _) = try CoreMLExportParityTests.roundTrip(g, feeds: ["x": x], label: "deconv1d_\(padding)")
+            XCTAssertLessThan(err, 1e-5, "\(padding)")
+        }
+    }
+}

@@ -291,6 +291,12 @@ public enum OpSamples {
                      [TensorType([1, 3, 4, 5, 2])]),
                     (node(.pool3d(PoolNDAttributes(kind: .max, kernel: [1, 3, 2], strides: [1, 1, 2], padding: .valid))),
                      [TensorType([2, 2, 4, 4, 3])])]
+        case .deconv1d:
+            return [(node(.deconv1d(DeconvNDAttributes(kernel: [3], strides: [2], padding: .same, outputPadding: [1],
+                                                       outputChannels: 4, activation: .relu)),
+                          weights: ["weight": randomConstant([6, 4, 3]), "bias": randomConstant([4])]), [TensorType([1, 5, 6])]),
+                    (node(.deconv1d(DeconvNDAttributes(kernel: [2], strides: [1], padding: .valid, groups: 2, outputChannels: 4)),
+                          weights: ["weight": randomConstant([6, 2, 2])]), [TensorType([1, 5, 6])])]
         case .reshapeND:
             return [(node(.reshapeND(shape: [2, -1])), [TensorType([1, 2, 3, 2])]), (node(.reshapeND(shape: [])), [TensorType([1, 1])])]
         case .deconv3d:

@@ -1,4 +1,4 @@
-// Core ML classic-layer lowering of conv1d / pool1d, and the reasoned refusal of conv3d / pool3d /
+// Core ML classic-layer lowering of conv1d / pool1d / deconv1d, and the reasoned refusal of conv3d / pool3d /
 // deconv3d.
 // See `CoreMLExporter.layerTable`.
 import MLGraph
@@ -25,6 +25,17 @@ extension ExportWriter {
             emit(node.name, inBlobs, [out], .pooling(Spec.PoolingLayerParams(
                 type: a.kind == .max ? .max : .average, kernelSize: [UInt64(a.kernel[0]), 1],
                 stride: [UInt64(a.strides[0]), 1], padding: Self.poolPadding(padding), avgPoolExcludePadding: true)))
+        case let .deconv1d(a):
+            // As conv1d: a k×1 deconvolution on the [C, W, 1] blob; the weight [Cin, Cout/g, k] has
+            // the bytes of Core ML's [Cin, Cout/g, k, 1].
+            guard let x = ins.first, x.rank == 3, let padding = Self.onHeight(a.padding) else {
+                fail(node, "deconv1d on a non-NWC input", "Use a rank-3 (N, W, C) input.")
+                return
+            }
+            let as2D = Deconv2DAttributes(kernel: [a.kernel[0], 1], strides: [a.strides[0], 1], dilations: [a.dilations[0], 1],
+                                          padding: padding, outputPadding: [a.outputPadding[0], 0], groups: a.groups,
+                                          outputChannels: a.outputChannels, activation: a.activation)
+            lowerDeconv(node, as2D, TensorType([x.shape[0], x.shape[1], 1, x.shape[2]]), inBlobs[0], out)
         case .conv3d, .pool3d, .deconv3d:
             _ = refuseVolumetric(node)
         default:

@@ -153,7 +153,7 @@ extension ExportWriter {
         case .scatter, .scatterND, .scatterAlongAxis, .reverse, .reverseSequence, .argsort, .einsum, .slidingWindows, .nonMaximumSuppression:
             failRankNOp(node)  // ScatterExport.swift
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
-        case .conv1d, .conv3d, .pool1d, .pool3d, .deconv3d:
+        case .conv1d, .conv3d, .pool1d, .pool3d, .deconv3d, .deconv1d:
             lowerConvPoolND(node, ins, inBlobs, out)
         default:
             // Ops without a lowering state why in their definition (Sources/MLGraph/Ops/).

@@ -123,6 +123,8 @@ extension CoreMLExporter {
               minimumSpecificationVersion: 1),
         .init(irOp: "activation logSigmoid", coreML: "LINEAR(−1), softplus, LINEAR(−1)", minimumSpecificationVersion: 1),
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolNDExport.swift)
+        .init(irOp: "deconv1d", coreML: "convolution isDeconvolution with a k×1 window (+ fused activation)", minimumSpecificationVersion: 1,
+              notes: "as deconv2d on the [C, W, 1] blob; dilation must be 1"),
         .init(irOp: "conv1d", coreML: "convolution with a k×1 window (+ fused activation)", minimumSpecificationVersion: 1,
               notes: "rank-3 (N, W, C) is [C, W, 1]: the steps are H; weight [Cout, Cin/g, k] = [Cout, Cin/g, k, 1]; same / valid / explicit on H"),
         .init(irOp: "pool1d", coreML: "pooling with a k×1 window (avgPoolExcludePadding)", minimumSpecificationVersion: 1),

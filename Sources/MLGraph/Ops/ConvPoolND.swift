@@ -311,6 +311,46 @@ public struct DeconvNDAttributes: Codable, Hashable, Sendable {
     }
 }
 
+/// The rules of the transposed N-D convolutions (`deconv1d`, `deconv3d`; `deconv2d` keeps its
+/// own `Deconv2DAttributes`) on `rank` spatial axes, channels last.
+enum DeconvNDRules {
+    static func check(_ node: Node, _ a: DeconvNDAttributes, rank: Int) throws {
+        try node.checkWindowND(rank: rank, kernel: a.kernel, strides: a.strides, dilations: a.dilations, padding: a.padding)
+        try node.checkWindow(a.outputPadding, count: rank, "outputPadding", min: 0)
+        try node.checkCount(a.outputChannels, "outputChannels"); try node.checkCount(a.groups, "groups")
+    }
+
+    static func infer(_ node: Node, _ a: DeconvNDAttributes, _ ins: [TensorType], rank: Int, layout: String) throws -> [TensorType] {
+        try node.expectInputs(ins, 1); try node.expectRank(ins[0], rank + 2, "\(layout) input")
+        let s = ins[0].shape, cin = s[rank + 1]
+        guard cin % a.groups == 0, a.outputChannels % a.groups == 0 else {
+            throw node.fail("groups \(a.groups) must divide input channels \(cin) and output channels \(a.outputChannels)")
+        }
+        try node.expectWeight("weight", shape: [cin, a.outputChannels / a.groups] + a.kernel)
+        try node.expectWeight("bias", shape: [a.outputChannels], optional: true)
+        // Sizes ≤ the element-count limit and attributes ≤ 2^20: each product fits in 64 bits.
+        let out = (0..<rank).map { a.outputSize(s[1 + $0], axis: $0) }
+        guard out.allSatisfy({ $0 > 0 && $0 <= TensorType.maxElementCount }) else { throw node.fail("output size \(out) is not positive") }
+        return [TensorType([s[0]] + out + [a.outputChannels], ins[0].elementType)]
+    }
+
+    static func encode(_ a: DeconvNDAttributes) -> [String: AttributeValue] {
+        ["kernel": .ints(a.kernel), "strides": .ints(a.strides), "dilations": .ints(a.dilations),
+         "padding": a.padding.attributeValue, "outputPadding": .ints(a.outputPadding), "groups": .int(a.groups),
+         "outputChannels": .int(a.outputChannels), "activation": a.activation.attributeValue]
+    }
+
+    static func decode(_ a: AttributeReader, rank: Int) throws -> DeconvNDAttributes {
+        DeconvNDAttributes(kernel: try a.ints("kernel"), strides: try a.ints("strides"), dilations: try a.ints("dilations"),
+                           padding: try SpatialPadding(attribute: "padding", of: a, rank: rank),
+                           outputPadding: try a.ints("outputPadding"), groups: try a.int("groups"),
+                           outputChannels: try a.int("outputChannels"), activation: try Activation(optionalAttribute: "activation", of: a))
+    }
+
+    /// Weights [Cin, Cout/groups, k…]: output channels on axis 1 (as deconv2d).
+    static let weightRoles = [WeightRole("weight", quantizationAxis: 1), WeightRole("bias")]
+}
+
 /// Definition of `Op.deconv3d`: transposed 3-D convolution, NDHWC. MIL `conv_transpose`
 /// (rank-5 input), ONNX `ConvTranspose`, Core ML: none in the classic layers.
 enum Deconv3DDefinition: OpDefinition {
@@ -321,40 +361,48 @@ enum Deconv3DDefinition: OpDefinition {
 
     static func checkAttributes(of node: Node) throws {
         guard case let .deconv3d(a) = node.op else { return }
-        try node.checkWindowND(rank: 3, kernel: a.kernel, strides: a.strides, dilations: a.dilations, padding: a.padding)
-        try node.checkWindow(a.outputPadding, count: 3, "outputPadding", min: 0)
-        try node.checkCount(a.outputChannels, "outputChannels"); try node.checkCount(a.groups, "groups")
+        try DeconvNDRules.check(node, a, rank: 3)
     }
 
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .deconv3d(a) = node.op else { return [] }
-        try node.expectInputs(ins, 1); try node.expectRank(ins[0], 5, "NDHWC input")
-        let s = ins[0].shape, cin = s[4]
-        guard cin % a.groups == 0, a.outputChannels % a.groups == 0 else {
-            throw node.fail("groups \(a.groups) must divide input channels \(cin) and output channels \(a.outputChannels)")
-        }
-        try node.expectWeight("weight", shape: [cin, a.outputChannels / a.groups] + a.kernel)
-        try node.expectWeight("bias", shape: [a.outputChannels], optional: true)
-        // Sizes ≤ the element-count limit and attributes ≤ 2^20: each product fits in 64 bits.
-        let out = (0..<3).map { a.outputSize(s[1 + $0], axis: $0) }
-        guard out.allSatisfy({ $0 > 0 && $0 <= TensorType.maxElementCount }) else { throw node.fail("output size \(out) is not positive") }
-        return [TensorType([s[0]] + out + [a.outputChannels], ins[0].elementType)]
+        return try DeconvNDRules.infer(node, a, ins, rank: 3, layout: "NDHWC")
     }
 
     static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
         guard case let .deconv3d(a) = op else { return [:] }
-        return ["kernel": .ints(a.kernel), "strides": .ints(a.strides), "dilations": .ints(a.dilations),
-                "padding": a.padding.attributeValue, "outputPadding": .ints(a.outputPadding), "groups": .int(a.groups),
-                "outputChannels": .int(a.outputChannels), "activation": a.activation.attributeValue]
+        return DeconvNDRules.encode(a)
     }
 
-    static func decodeOp(from a: AttributeReader) throws -> Op {
-        .deconv3d(DeconvNDAttributes(kernel: try a.ints("kernel"), strides: try a.ints("strides"), dilations: try a.ints("dilations"),
-                                     padding: try SpatialPadding(attribute: "padding", of: a, rank: 3),
-                                     outputPadding: try a.ints("outputPadding"), groups: try a.int("groups"),
-                                     outputChannels: try a.int("outputChannels"), activation: try Activation(optionalAttribute: "activation", of: a)))
+    static func decodeOp(from a: AttributeReader) throws -> Op { .deconv3d(try DeconvNDRules.decode(a, rank: 3)) }
+
+    static var weightRoles: [WeightRole] { DeconvNDRules.weightRoles }
+}
+
+/// Definition of `Op.deconv1d`: transposed 1-D convolution, NWC. MIL `conv_transpose` (rank-3
+/// input), ONNX `ConvTranspose`, Keras `Conv1DTranspose`; Core ML: a k×1 deconvolution.
+enum Deconv1DDefinition: OpDefinition {
+    static let kind = OpKind.deconv1d
+    static let summary = "transposed 1-D convolution (output padding, groups, fused activation), NWC"
+    static let milOps = ["conv_transpose"]
+    static let onnxOps = ["ConvTranspose"]
+
+    static func checkAttributes(of node: Node) throws {
+        guard case let .deconv1d(a) = node.op else { return }
+        try DeconvNDRules.check(node, a, rank: 1)
     }
 
-    /// Weights [Cin, Cout/groups, k…]: output channels on axis 1 (as deconv2d).
-    static var weightRoles: [WeightRole] { [WeightRole("weight", quantizationAxis: 1), WeightRole("bias")] }
+    static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
+        guard case let .deconv1d(a) = node.op else { return [] }
+        return try DeconvNDRules.infer(node, a, ins, rank: 1, layout: "NWC")
+    }
+
+    static func encodeAttributes(of op: Op) -> [String: AttributeValue] {
+        guard case let .deconv1d(a) = op else { return [:] }
+        return DeconvNDRules.encode(a)
+    }
+
+    static func decodeOp(from a: AttributeReader) throws -> Op { .deconv1d(try DeconvNDRules.decode(a, rank: 1)) }
+
+    static var weightRoles: [WeightRole] { DeconvNDRules.weightRoles }
 }

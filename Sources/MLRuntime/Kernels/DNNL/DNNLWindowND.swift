@@ -140,6 +140,7 @@ func makeDNNLDeconvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activa
     let r = geo.kernel.count, g = geo.groups
     let tags: (data: dnnl_format_tag_t, weights: dnnl_format_tag_t, grouped: dnnl_format_tag_t)
     switch r {
+    case 1: tags = (dnnl_nwc, dnnl_bac, dnnl_acbd)  // iow, giow
     case 2: tags = (dnnl_nhwc, dnnl_iohw, dnnl_giohw)
     case 3: tags = (dnnl_ndhwc, dnnl_iodhw, dnnl_giodhw)
     default: return nil
@@ -172,27 +173,33 @@ func makeDNNLDeconvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activa
     }
 }
 
-/// deconv3d (ndhwc) on oneDNN deconvolution (`makeDNNLDeconvolution`): the crop origin of
+/// deconv1d (nwc) and deconv3d (ndhwc) on oneDNN deconvolution (`makeDNNLDeconvolution`): the crop origin of
 /// `DeconvNDAttributes.cropOrigin` as padding_l, the rest (negative with output padding) as
 /// padding_r. Declines where oneDNN cannot express the crop (see `DNNLDeconv2D`).
 enum DNNLDeconvND {
     static let factory: KernelFactory = dnnlFactory(make)
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .deconv3d(a) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
-              ctx.inputTypes[0].rank == 5, ctx.outputTypes[0].rank == 5, a.kernel.count == 3, a.strides.count == 3,
-              a.dilations.count == 3, a.outputPadding.count == 3, let weight = ctx.node.weights["weight"]
+        let a: DeconvNDAttributes
+        switch ctx.node.op {
+        case let .deconv3d(v), let .deconv1d(v): a = v
+        default: return nil
+        }
+        let r = a.kernel.count
+        guard ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
+              ctx.inputTypes[0].rank == r + 2, ctx.outputTypes[0].rank == r + 2, a.strides.count == r,
+              a.dilations.count == r, a.outputPadding.count == r, let weight = ctx.node.weights["weight"]
         else { return nil }
         let x = ctx.inputTypes[0].shape, y = ctx.outputTypes[0].shape
-        guard y[0] == x[0], y[4] == a.outputChannels else { return nil }
+        guard y[0] == x[0], y[r + 1] == a.outputChannels else { return nil }
         var before: [Int] = [], after: [Int] = []
-        for i in 0..<3 {
+        for i in 0..<r {
             if case .same = a.padding, a.fullSize(x[1 + i], axis: i) < y[1 + i] { return nil }  // kernel below the stride
             let origin = a.cropOrigin(x[1 + i], axis: i)
             let full = a.fullSize(x[1 + i], axis: i) - a.outputPadding[i]
             before.append(origin); after.append(full - origin - y[1 + i])
         }
-        let geo = DNNLConvGeometry(n: x[0], cin: x[4], cout: a.outputChannels, inSpatial: Array(x[1...3]), outSpatial: Array(y[1...3]),
+        let geo = DNNLConvGeometry(n: x[0], cin: x[r + 1], cout: a.outputChannels, inSpatial: Array(x[1...r]), outSpatial: Array(y[1...r]),
                                    kernel: a.kernel, strides: a.strides, dilations: a.dilations,
                                    padBefore: before, padAfter: after, groups: a.groups)
         return try makeDNNLDeconvolution(ctx, geo, activation: a.activation, weight: weight, bias: ctx.node.weights["bias"])

@@ -27,7 +27,7 @@ enum OptimizedKernels {
         .unary: DNNLUnary.factory, .binary: DNNLBinary.factory, .clip: DNNLClip.factory,
         // MARK: convolution and pooling in 1-D and 3-D, resampling (DNNLWindowND.swift, DNNLResize.swift)
         .conv1d: DNNLConvND.factory, .conv3d: DNNLConvND.factory,
-        .pool1d: DNNLPoolND.factory, .pool3d: DNNLPoolND.factory, .deconv3d: DNNLDeconvND.factory,
+        .pool1d: DNNLPoolND.factory, .pool3d: DNNLPoolND.factory, .deconv3d: DNNLDeconvND.factory, .deconv1d: DNNLDeconvND.factory,
         .resize: DNNLResize.factory,
     ]
 }

@@ -171,16 +171,22 @@ final class ReferenceDeconv3D: Kernel {
     let activation: Activation?
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .deconv3d(a) = ctx.node.op else { return nil }
-        return try ReferenceDeconv3D(ctx, a)
+        switch ctx.node.op {
+        case let .deconv3d(a), let .deconv1d(a): return try ReferenceDeconv3D(ctx, a)
+        default: return nil
+        }
     }
 
+    /// A 1-D node runs as a 3-D one with depth and height 1 (its weight [Cin, Cout/g, k] has the
+    /// bytes of [Cin, Cout/g, 1, 1, k]).
     private init(_ ctx: KernelContext, _ a: DeconvNDAttributes) throws {
         let x = ctx.inputTypes[0].shape, y = ctx.outputTypes[0].shape
-        n = x[0]; cin = x[4]; cout = y[4]; groups = a.groups
-        inSize = Array(x[1...3]); outSize = Array(y[1...3])
-        kernel = a.kernel; strides = a.strides; dilations = a.dilations
-        origin = (0..<3).map { a.cropOrigin(x[1 + $0], axis: $0) }
+        let r = x.count - 2, lift = 3 - r  // spatial rank; axes of size 1 put in front
+        func three(_ v: [Int], _ fill: Int) -> [Int] { Array(repeating: fill, count: lift) + v }
+        n = x[0]; cin = x[r + 1]; cout = y[r + 1]; groups = a.groups
+        inSize = three(Array(x[1...r]), 1); outSize = three(Array(y[1...r]), 1)
+        kernel = three(a.kernel, 1); strides = three(a.strides, 1); dilations = three(a.dilations, 1)
+        origin = three((0..<r).map { a.cropOrigin(x[1 + $0], axis: $0) }, 0)
         weight = try ctx.weightValues("weight")
         bias = ctx.optionalWeightValues("bias") ?? [Float](repeating: 0, count: cout)
         activation = a.activation
