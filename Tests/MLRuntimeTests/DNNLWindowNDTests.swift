@@ -139,28 +139,33 @@ final class DNNLWindowNDTests: XCTestCase {
         }
     }
 
-    func testDeconv3DMatchesReference() throws {
-        var g = SeededGenerator(seed: 0xDC3D)
+    func testDeconv3DMatchesReference() throws { try deconvMatchesReference(rank: 3, seed: 0xDC3D) }
+
+    func testDeconv1DMatchesReference() throws { try deconvMatchesReference(rank: 1, seed: 0xDC1D) }
+
+    /// Random deconv1d / deconv3d nodes: oneDNN against the reference kernel.
+    func deconvMatchesReference(rank: Int, seed: UInt64) throws {
+        var g = SeededGenerator(seed: seed)
         var ran = 0, valid = 0
         for i in 0..<150 where valid < 50 {
             let cin = [1, 2, 4, 6].randomElement(using: &g)!
             let groups = cin % 2 == 0 && Bool.random(using: &g) ? 2 : 1
             let cout = groups * [1, 2, 3].randomElement(using: &g)!
-            let kernel = (0..<3).map { _ in Int.random(in: 1...3, using: &g) }
-            let strides = (0..<3).map { _ in Int.random(in: 1...2, using: &g) }
-            let dilations = (0..<3).map { _ in Int.random(in: 0...3, using: &g) == 0 ? 2 : 1 }
-            let outputPadding = (0..<3).map { Int.random(in: 0...(strides[$0] - 1), using: &g) }
+            let kernel = (0..<rank).map { _ in Int.random(in: 1...3, using: &g) }
+            let strides = (0..<rank).map { _ in Int.random(in: 1...2, using: &g) }
+            let dilations = (0..<rank).map { _ in Int.random(in: 0...3, using: &g) == 0 ? 2 : 1 }
+            let outputPadding = (0..<rank).map { Int.random(in: 0...(strides[$0] - 1), using: &g) }
             let padding: SpatialPadding = [.valid, .same, .explicit(before: kernel.map { Int.random(in: 0...($0 - 1), using: &g) },
                                                                     after: kernel.map { Int.random(in: 0...($0 - 1), using: &g) })][i % 3]
             var weights = ["weight": randomConstant([cin, cout / groups] + kernel, seed: g.next(), in: -0.5 ... 0.5)]
             if Bool.random(using: &g) { weights["bias"] = randomConstant([cout], seed: g.next()) }
             let a = DeconvNDAttributes(kernel: kernel, strides: strides, dilations: dilations, padding: padding, outputPadding: outputPadding,
                                        groups: groups, outputChannels: cout, activation: Self.activations.randomElement(using: &g)!)
-            let node = Node(name: "deconv", op: .deconv3d(a), inputs: ["x"], outputs: ["y"], weights: weights)
-            let input = TensorType([Int.random(in: 1...2, using: &g)] + (0..<3).map { _ in Int.random(in: 1...5, using: &g) } + [cin])
+            let node = Node(name: "deconv", op: rank == 1 ? .deconv1d(a) : .deconv3d(a), inputs: ["x"], outputs: ["y"], weights: weights)
+            let input = TensorType([Int.random(in: 1...2, using: &g)] + (0..<rank).map { _ in Int.random(in: 1...5, using: &g) } + [cin])
             guard (try? node.inferOutputTypes([input])) != nil else { continue }
             valid += 1
-            if try compare(node, [input], seed: UInt64(i), label: "deconv3d \(a) on \(input.shape)") { ran += 1 }
+            if try compare(node, [input], seed: UInt64(i), label: "deconv\(rank)d \(a) on \(input.shape)") { ran += 1 }
         }
         XCTAssertGreaterThanOrEqual(valid, 40)
         XCTAssertGreaterThan(ran, valid * 3 / 4, "oneDNN declines only crops it cannot express")
