@@ -89,37 +89,49 @@ enum DNNLBinary {
         }
         let constant = ctx.node.weights["y"]
         guard ctx.inputTypes.count == (constant == nil ? 2 : 1) else { return nil }
-        let out = ctx.outputTypes[0].shape, rank = out.count
-        guard rank >= 1, rank <= 12 else { return nil }
-        func padded(_ s: [Int]) -> [Int]? { s.count <= rank ? Array(repeating: 1, count: rank - s.count) + s : nil }
-        guard var a = padded(ctx.inputTypes[0].shape), var b = padded(constant?.shape ?? ctx.inputTypes[1].shape) else { return nil }
-        var swapped = false
-        if a != out {
-            guard f.isCommutative, b == out else { return nil }
-            swap(&a, &b)
-            swapped = true
-        }
-        guard zip(b, out).allSatisfy({ $0 == $1 || $0 == 1 }) else { return nil }
-
-        let engine = try DNNLEngine.get()
-        var src0 = try dnnlRowMajorMD(a), src1 = try dnnlRowMajorMD(b), dst = try dnnlRowMajorMD(out)
-        var desc = dnnl_binary_desc_t()
-        try dnnlCheck(dnnl_binary_desc_init(&desc, alg, &src0, &src1, &dst), "dnnl_binary_desc_init")
-        let attr = try DNNLAttr()
-        var pdHandle: dnnl_primitive_desc_t?
-        try dnnlCheck(dnnl_primitive_desc_create(&pdHandle, &desc, attr.handle, engine, nil), "dnnl_primitive_desc_create (binary)")
-        let pd = DNNLPrimitiveDesc(pdHandle!)
-        // Operand x (input 0) is oneDNN's src0 unless swapped; y (input 1 or the constant) the other.
-        let arg0 = mlconv_dnnl_arg_src(), arg1 = mlconv_dnnl_arg_src_1()
-        let xArg = swapped ? DNNLArg(arg: arg1, md: src1) : DNNLArg(arg: arg0, md: src0)
-        let yArg = swapped ? DNNLArg(arg: arg0, md: src0) : DNNLArg(arg: arg1, md: src1)
-        let storage = DNNLStorage()
-        var runtime = [xArg], constants: [(DNNLArg, UnsafeMutableRawPointer)] = []
-        if let constant { constants.append((yArg, storage.floats(constant))) } else { runtime.append(yArg) }
-        runtime.append(DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst))
-        let exe = try DNNLExecutable(pd: pd, runtime: runtime, constants: constants, storage: storage,
-                                     threads: DNNLRuntime.threads(for: ctx))
-        return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount],
-                          inPlace: !swapped && ctx.inputTypes[0].shape == out)
+        return try makeDNNLBinaryKernel(ctx, alg: alg, commutative: f.isCommutative, constant: constant)
     }
+}
+
+/// A oneDNN binary primitive `alg` on x (input 0) and y (input 1, or `constant`, bound once at
+/// prepare), with `postOps` (eltwise) applied to the result. y may broadcast (NumPy rules, size-1
+/// axes); when `commutative`, x may broadcast instead (the operands are swapped). nil (the
+/// reference kernel runs) for two broadcasting operands or rank above 12. In place when input 0
+/// has the output's shape and is not swapped. Used by `elementwise` and `binary`.
+func makeDNNLBinaryKernel(_ ctx: KernelContext, alg: dnnl_alg_kind_t, commutative: Bool, constant: ConstantTensor?,
+                          postOps: [DNNLEltwise] = []) throws -> Kernel? {
+    guard ctx.outputTypes.count == 1, ctx.inputTypes.count == (constant == nil ? 2 : 1) else { return nil }
+    let out = ctx.outputTypes[0].shape, rank = out.count
+    guard rank >= 1, rank <= 12 else { return nil }
+    func padded(_ s: [Int]) -> [Int]? { s.count <= rank ? Array(repeating: 1, count: rank - s.count) + s : nil }
+    guard var a = padded(ctx.inputTypes[0].shape), var b = padded(constant?.shape ?? ctx.inputTypes[1].shape) else { return nil }
+    var swapped = false
+    if a != out {
+        guard commutative, b == out else { return nil }
+        swap(&a, &b)
+        swapped = true
+    }
+    guard zip(b, out).allSatisfy({ $0 == $1 || $0 == 1 }) else { return nil }
+
+    let engine = try DNNLEngine.get()
+    var src0 = try dnnlRowMajorMD(a), src1 = try dnnlRowMajorMD(b), dst = try dnnlRowMajorMD(out)
+    var desc = dnnl_binary_desc_t()
+    try dnnlCheck(dnnl_binary_desc_init(&desc, alg, &src0, &src1, &dst), "dnnl_binary_desc_init")
+    let attr = try DNNLAttr(postOps: postOps)
+    var pdHandle: dnnl_primitive_desc_t?
+    try dnnlCheck(dnnl_primitive_desc_create(&pdHandle, &desc, attr.handle, engine, nil), "dnnl_primitive_desc_create (binary)")
+    guard let created = pdHandle else { return nil }
+    let pd = DNNLPrimitiveDesc(created)
+    // Operand x (input 0) is oneDNN's src0 unless swapped; y (input 1 or the constant) the other.
+    let arg0 = mlconv_dnnl_arg_src(), arg1 = mlconv_dnnl_arg_src_1()
+    let xArg = swapped ? DNNLArg(arg: arg1, md: src1) : DNNLArg(arg: arg0, md: src0)
+    let yArg = swapped ? DNNLArg(arg: arg0, md: src0) : DNNLArg(arg: arg1, md: src1)
+    let storage = DNNLStorage()
+    var runtime = [xArg], constants: [(DNNLArg, UnsafeMutableRawPointer)] = []
+    if let constant { constants.append((yArg, storage.floats(constant))) } else { runtime.append(yArg) }
+    runtime.append(DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst))
+    let exe = try DNNLExecutable(pd: pd, runtime: runtime, constants: constants, storage: storage,
+                                 threads: DNNLRuntime.threads(for: ctx))
+    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount],
+                      inPlace: !swapped && ctx.inputTypes[0].shape == out)
 }
