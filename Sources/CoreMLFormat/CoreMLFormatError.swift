@@ -11,6 +11,10 @@ public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendab
     /// An `.mlpackage` directory is missing its manifest or root model, or the manifest is
     /// not valid JSON of the expected shape.
     case invalidPackage(path: String, expected: String, found: String)
+    /// A value in the model is outside the range mlconv (and Core ML) can use, e.g. a channel
+    /// count of 2^63 or a weight count that overflows: `what` names the layer, `message` the
+    /// field, the accepted range and the value found.
+    case invalidValue(file: String, what: String, message: String)
     /// The in-memory spec cannot be serialized (for example a string that contains NUL).
     case cannotEncode(what: String, reason: String)
 
@@ -27,6 +31,8 @@ public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendab
             return "\(path): expected \(expected), found \(found). An .mlpackage must contain "
                 + "Manifest.json and the root model it names (normally "
                 + "Data/com.apple.CoreML/model.mlmodel); re-export the package."
+        case let .invalidValue(file, what, message):
+            return "\(file): \(what) \(message). The file is corrupted or was crafted; re-export the model."
         case let .cannotEncode(what, reason):
             return "cannot encode \(what): \(reason). Fix the value in the spec and retry."
         }

@@ -82,7 +82,7 @@ extension Spec {
             }
             guard storage == .quantized, (1...8).contains(q.numberOfBits) else { return nil }
             let bits = Int(q.numberOfBits)
-            guard rawValue.count * 8 >= bits * count else { return nil }
+            guard count <= rawValue.count * 8 / bits else { return nil }
             var codes = [Int](repeating: 0, count: count)
             var bit = 0
             for i in 0..<count {

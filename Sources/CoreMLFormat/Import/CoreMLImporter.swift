@@ -213,8 +213,9 @@ public enum CoreMLImporter {
             default: throw LayerImportFailure("is an image with colour space \(img.colorSpace)")
             }
             let c = cs == .grayscale ? 1 : 3
-            let h = Int(img.height), w = Int(img.width)
-            guard h > 0, w > 0 else { throw LayerImportFailure("is an image of \(w)×\(h) pixels") }
+            guard img.height > 0, img.width > 0 else { throw LayerImportFailure("is an image of \(img.width)×\(img.height) pixels") }
+            let h = try Checked.int(img.height, "image height", in: 1...Node.maxCountAttribute)
+            let w = try Checked.int(img.width, "image width", in: 1...Node.maxCountAttribute)
             b.addInput(f.name, [1, h, w, c])
             b.blobs[f.name] = f.name
             var feature = ImageFeature(width: w, height: h, colorSpace: cs)

@@ -153,7 +153,7 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             if p.instanceNormalization { return [try instanceNorm(p, ins[0], name: name, out: out)] }  // NormalizationImport.swift
             let x = ins[0], c = b.chw(x).c
-            guard Int(p.channels) == c else {
+            guard try Checked.int(p.channels, "channels") == c else {
                 throw LayerImportFailure("has \(p.channels) channels but its input has \(c)")
             }
             let w: [String: ConstantTensor] = [
@@ -204,13 +204,13 @@ final class LayerImporter {
         case let .permute(axis):
             try expectInputs(ins, 1)
             if axis.first != 0 || b.isSequence(ins[0]) {  // the Seq axis: RecurrentImport.swift
-                return [try sequencePermute(axis.map(Int.init), ins[0], name: name, out: out)]
+                return [try sequencePermute(Checked.ints(axis, "axis"), ins[0], name: name, out: out)]
             }
-            return [try permute(axis.map(Int.init), ins[0], name: name, out: out)]
+            return [try permute(Checked.ints(axis, "axis"), ins[0], name: name, out: out)]
         case let .padding(p):
             try expectInputs(ins, 1)
             let x = try b.toNHWC(ins[0], base: name)
-            let e = edges(p.paddingAmounts)
+            let e = try edges(p.paddingAmounts)
             let pads = [[0, 0], [e.top, e.bottom], [e.left, e.right], [0, 0]]
             let attrs: PadAttributes
             switch p.paddingType {
@@ -239,7 +239,7 @@ final class LayerImporter {
             return [try resizeBilinear(p, ins[0], name: name, out: out)]
         case let .split(n):
             try expectInputs(ins, 1)
-            return try split(Int(n), ins[0], layer: layer)
+            return try split(Checked.int(n, "nOutputs"), ins[0], layer: layer)
         case let .slice(p):
             try expectInputs(ins, 1)
             return [try slice(p, ins[0], name: name, out: out)]
@@ -258,11 +258,11 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             return [try lrn(p, ins[0], name: name, out: out)]
         case let .loadConstant(p):
-            let s = p.shape.map(Int.init)
+            let s = try Checked.ints(p.shape, "constant shape", in: 0...TensorType.maxElementCount)
             guard s.count == 3, s.allSatisfy({ $0 > 0 }) else {
                 throw LayerImportFailure("has constant shape \(s); expected [C, H, W]")
             }
-            let values = try WeightImport.floats(p.data, count: s.reduce(1, *), what: "constant")
+            let values = try WeightImport.floats(p.data, count: Checked.product(s, "constant shape"), what: "constant")
             guard let anchor = b.inputs.first?.name else { throw LayerImportFailure("a constant needs a model input to anchor it") }
             let t = try b.constantTensor(values, c: s[0], h: s[1], w: s[2], anchor: b.blobs[anchor] ?? anchor, base: name)
             return [try finish(t, name: name, out: out)]
@@ -320,7 +320,7 @@ final class LayerImporter {
         switch p {
         case nil: return .valid
         case let .valid(v)?:
-            let e = edges(v.paddingAmounts)
+            let e = try edges(v.paddingAmounts)
             return e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
             if mode == .topLeftHeavy {
@@ -334,14 +334,15 @@ final class LayerImporter {
     private func convolution(_ p: Spec.ConvolutionLayerParams, _ x0: String, name: String, out: String) throws -> String {
         let x = try b.toNHWC(x0, base: name)
         let dims = b.chw(x)
-        let k = p.kernelSize.isEmpty ? [3, 3] : p.kernelSize.map(Int.init)
-        let s = p.stride.isEmpty ? [1, 1] : p.stride.map(Int.init)
-        let d = p.dilationFactor.isEmpty ? [1, 1] : p.dilationFactor.map(Int.init)
+        let k = p.kernelSize.isEmpty ? [3, 3] : try Checked.ints(p.kernelSize, "kernelSize")
+        let s = p.stride.isEmpty ? [1, 1] : try Checked.ints(p.stride, "stride")
+        let d = p.dilationFactor.isEmpty ? [1, 1] : try Checked.ints(p.dilationFactor, "dilationFactor")
         guard k.count == 2, s.count == 2, d.count == 2 else {
             throw LayerImportFailure("kernelSize \(k), stride \(s), dilationFactor \(d) must have two values each")
         }
-        let groups = Swift.max(1, Int(p.nGroups))
-        let cout = Int(p.outputChannels)
+        let groups = Swift.max(1, try Checked.int(p.nGroups, "nGroups"))
+        let cout = try Checked.int(p.outputChannels, "outputChannels")
+        let kernelChannels = try Checked.int(p.kernelChannels, "kernelChannels")
         let cin = dims.c
         if p.isDeconvolution {
             let shape = [cin, cout / groups, k[0], k[1]]
@@ -351,7 +352,7 @@ final class LayerImporter {
             switch p.padding {
             case nil: padding = .valid
             case let .valid(v)?:
-                let e = edges(v.paddingAmounts)
+                let e = try edges(v.paddingAmounts)
                 padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
             case let .same(mode)?:
                 padding = .same
@@ -366,7 +367,7 @@ final class LayerImporter {
             }
             var attrs = Deconv2DAttributes(kernel: k, strides: s, dilations: d, padding: padding, groups: groups, outputChannels: cout)
             if p.outputShape.count == 2 {
-                let want = p.outputShape.map(Int.init)
+                let want = try Checked.ints(p.outputShape, "outputShape")
                 let got = [deconvOutputSize(dims.h, axis: 0, attrs), deconvOutputSize(dims.w, axis: 1, attrs)]
                 let extra = [want[0] - got[0], want[1] - got[1]]
                 guard (0..<2).allSatisfy({ extra[$0] >= 0 && extra[$0] < Swift.max(1, s[$0]) || extra[$0] == 0 }) else {
@@ -377,7 +378,7 @@ final class LayerImporter {
             }
             return try b.emit(name, .deconv2d(attrs), [x], output: out, weights: w)
         }
-        guard Int(p.kernelChannels) * groups == cin || p.kernelChannels == 0 else {
+        guard kernelChannels * groups == cin || kernelChannels == 0 else {
             throw LayerImportFailure("has kernelChannels \(p.kernelChannels) × nGroups \(groups) but its input has \(cin) channels")
         }
         let shape = [cout, cin / groups, k[0], k[1]]
@@ -402,14 +403,14 @@ final class LayerImporter {
             return try b.emit(name, .globalPool2d(kind: kind, keepDims: false), [x], output: out)
         }
         let d = b.chw(x)
-        let k = p.kernelSize.isEmpty ? [3, 3] : p.kernelSize.map(Int.init)
-        let s = p.stride.isEmpty ? [1, 1] : p.stride.map(Int.init)
+        let k = p.kernelSize.isEmpty ? [3, 3] : try Checked.ints(p.kernelSize, "kernelSize")
+        let s = p.stride.isEmpty ? [1, 1] : try Checked.ints(p.stride, "stride")
         guard k.count == 2, s.count == 2 else { throw LayerImportFailure("kernelSize \(k) and stride \(s) must have two values each") }
         var padding: PaddingMode
         switch p.padding {
         case nil: padding = .valid
         case let .valid(v)?:
-            let e = edges(v.paddingAmounts)
+            let e = try edges(v.paddingAmounts)
             padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
             if mode == .topLeftHeavy {
@@ -421,7 +422,7 @@ final class LayerImporter {
         case let .includeLastPixel(amounts)?:
             // Caffe's rounding-up ("valid complete") pooling: out = ceil((n + 2p − k)/s) + 1,
             // minus one when the last window would start inside the padding.
-            let pads = amounts.count == 2 ? amounts.map(Int.init) : [0, 0]
+            let pads = amounts.count == 2 ? try Checked.ints(amounts, "includeLastPixel paddingAmounts") : [0, 0]
             if kind == .average && pads != [0, 0] && !p.avgPoolExcludePadding {
                 throw LayerImportFailure("average pooling with includeLastPixel padding \(pads) that counts padded pixels is not expressible")
             }
@@ -517,7 +518,7 @@ final class LayerImporter {
     private func innerProduct(_ p: Spec.InnerProductLayerParams, _ x0: String, name: String, out: String) throws -> String {
         var x = x0
         let d = b.chw(x)
-        let cin = Int(p.inputChannels), cout = Int(p.outputChannels)
+        let cin = try Checked.int(p.inputChannels, "inputChannels"), cout = try Checked.int(p.outputChannels, "outputChannels")
         if d.h * d.w > 1 {
             guard cin == d.c * d.h * d.w else {
                 throw LayerImportFailure("has inputChannels \(cin) but its input blob is [C, H, W] = [\(d.c), \(d.h), \(d.w)]")
@@ -554,7 +555,7 @@ final class LayerImporter {
         let d = b.chw(x)
         enum Part { case channel([Float]), full([Float]) }
         func part(_ shape: [UInt64], _ w: Spec.WeightParams?, what: String) throws -> Part {
-            let s = shape.map(Int.init)
+            let s = try Checked.ints(shape, "\(what) shape", in: 0...TensorType.maxElementCount)
             switch s {
             case [], [1]: return .channel([Float](repeating: try WeightImport.floats(w, count: 1, what: what)[0], count: d.c))
             case [d.c]: return .channel(try WeightImport.floats(w, count: d.c, what: what))
@@ -640,11 +641,12 @@ final class LayerImporter {
         return try b.emit(name, .transpose(perm: perm), [x], output: out)
     }
 
-    private func edges(_ a: Spec.BorderAmounts?) -> (top: Int, bottom: Int, left: Int, right: Int) {
+    private func edges(_ a: Spec.BorderAmounts?) throws -> (top: Int, bottom: Int, left: Int, right: Int) {
         let e = a?.borderAmounts ?? []
         let h = e.count > 0 ? e[0] : Spec.EdgeSizes(startEdgeSize: 0, endEdgeSize: 0)
         let w = e.count > 1 ? e[1] : Spec.EdgeSizes(startEdgeSize: 0, endEdgeSize: 0)
-        return (Int(h.startEdgeSize), Int(h.endEdgeSize), Int(w.startEdgeSize), Int(w.endEdgeSize))
+        let v = try Checked.ints([h.startEdgeSize, h.endEdgeSize, w.startEdgeSize, w.endEdgeSize], "border amounts [top, bottom, left, right]")
+        return (v[0], v[1], v[2], v[3])
     }
 
     private func crop(_ p: Spec.CropLayerParams, _ ins: [String], name: String, out: String) throws -> String {
@@ -654,23 +656,23 @@ final class LayerImporter {
         let e: (top: Int, bottom: Int, left: Int, right: Int)
         if ins.count == 2 {
             let ref = b.chw(ins[1])
-            let off = p.offset.count == 2 ? p.offset.map(Int.init) : [0, 0]
+            let off = p.offset.count == 2 ? try Checked.ints(p.offset, "offset") : [0, 0]
             e = (off[0], d.h - off[0] - ref.h, off[1], d.w - off[1] - ref.w)
             guard e.bottom >= 0, e.right >= 0 else {
                 throw LayerImportFailure("cannot crop [\(d.h), \(d.w)] at offset \(off) to the reference size [\(ref.h), \(ref.w)]")
             }
         } else {
-            e = edges(p.cropAmounts)
+            e = try edges(p.cropAmounts)
         }
         if e == (0, 0, 0, 0) { return try b.emit(name, .identity, [x], output: out) }
         return try b.emit(name, .crop(crops: [[0, 0], [e.top, e.bottom], [e.left, e.right], [0, 0]]), [x], output: out)
     }
 
     private func upsample(_ p: Spec.UpsampleLayerParams, _ x0: String, name: String, out: String) throws -> String {
-        var scale = p.scalingFactor.isEmpty ? [1, 1] : p.scalingFactor.map(Int.init)
+        var scale = p.scalingFactor.isEmpty ? [1, 1] : try Checked.ints(p.scalingFactor, "scalingFactor")
         if !p.fractionalScalingFactor.isEmpty {
             let f = p.fractionalScalingFactor
-            guard f.count == 2, f.allSatisfy({ $0 == $0.rounded() && $0 >= 1 }) else {
+            guard f.count == 2, f.allSatisfy({ $0 == $0.rounded() && $0 >= 1 && $0 <= Float(Node.maxCountAttribute) }) else {
                 throw LayerImportFailure("fractional scaling factors \(f) are not supported (mlconv's upsample takes integer factors)")
             }
             scale = f.map { Int($0) }
@@ -700,7 +702,7 @@ final class LayerImporter {
             throw LayerImportFailure("expects one index ([1] blob), found [C, H, W] = [\(d.c), \(d.h), \(d.w)]")
         }
         let x = try b.toVector(x0, base: name)
-        let dim = Int(p.outputChannels), vocab = Int(p.inputDim)
+        let dim = try Checked.int(p.outputChannels, "outputChannels"), vocab = try Checked.int(p.inputDim, "inputDim")
         let w = try WeightImport.constant(p.weights, shape: [dim, vocab], axis: 0, what: "weight")
         let e = try b.emit(name + "__lookup", .embedding(outputChannels: dim), [x], weights: ["weight": w])
         if !p.hasBias { return try b.emit(name, .reshape(targetShape: [dim]), [e], output: out) }
@@ -716,7 +718,7 @@ final class LayerImporter {
         let x = try b.toNHWC(x0, base: name)
         let d = b.chw(x)
         guard p.targetSize.count == 2 else { throw LayerImportFailure("targetSize \(p.targetSize) must be [height, width]") }
-        let t = p.targetSize.map(Int.init)
+        let t = try Checked.ints(p.targetSize, "targetSize")
         guard t[0] % d.h == 0, t[1] % d.w == 0, t[0] >= d.h, t[1] >= d.w else {
             throw LayerImportFailure("resizing [\(d.h), \(d.w)] to \(t) is not an integer upscale (mlconv's upsample op takes integer factors)")
         }
@@ -804,7 +806,7 @@ final class LayerImporter {
         }
         var crops = [[Int]](repeating: [0, 0], count: 4)
         crops[axis] = [start, n - end]
-        let stride = Swift.max(1, Int(p.stride))
+        let stride = Swift.max(1, try Checked.int(p.stride, "stride"))
         if stride == 1 { return try b.emit(name, .crop(crops: crops), [x], output: out) }
         let cropped = try b.emit(name + "__crop", .crop(crops: crops), [x])
         // Every stride-th row/column: a 1×1 max pool with that stride.
@@ -914,12 +916,14 @@ final class LayerImporter {
             let l = layers[i]
             switch l.layer {
             case let .convolution(p) where !p.isDeconvolution && p.kernelChannels > 0:
-                let need = Int(p.kernelChannels) * Swift.max(1, Int(p.nGroups))
-                if need != c { return "layer '\(l.name)' (convolution) expects \(need) channels, the input has \(c)" }
+                let (need, overflow) = p.kernelChannels.multipliedReportingOverflow(by: Swift.max(1, p.nGroups))
+                if overflow || need != UInt64(exactly: c) {
+                    return "layer '\(l.name)' (convolution) expects kernelChannels·nGroups = \(p.kernelChannels)·\(Swift.max(1, p.nGroups)) channels, the input has \(c)"
+                }
             case let .batchnorm(p):
-                if Int(p.channels) != c { return "layer '\(l.name)' (batchnorm) expects \(p.channels) channels, the input has \(c)" }
+                if Int(exactly: p.channels) != c { return "layer '\(l.name)' (batchnorm) expects \(p.channels) channels, the input has \(c)" }
             case let .innerProduct(p):
-                if Int(p.inputChannels) != c && Int(p.inputChannels) != c * h * w {
+                if Int(exactly: p.inputChannels) != c && Int(exactly: p.inputChannels) != c * h * w {
                     return "layer '\(l.name)' (innerProduct) expects \(p.inputChannels) inputs, the input has [C, H, W] = [\(c), \(h), \(w)]"
                 }
             default: continue
@@ -937,7 +941,7 @@ extension LayerImporter {
     /// are first regrouped to DCR order ((i·b + j)·C + c) by reshape [H, W, C, b²] → transpose → reshape.
     func reorganizeData(_ p: Spec.ReorganizeDataLayerParams, _ x0: String, name: String, out: String) throws -> String {
         let x = try b.toNHWC(x0, base: name)
-        let bs = Int(p.blockSize)
+        let bs = try Checked.int(p.blockSize, "blockSize", in: 1...Node.maxCountAttribute)
         switch p.mode {
         case .spaceToDepth: return try b.emit(name, .spaceToDepth(blockSize: bs), [x], output: out)
         case .depthToSpace: return try b.emit(name, .depthToSpace(blockSize: bs), [x], output: out)

@@ -86,7 +86,7 @@ extension LayerImporter {
     func instanceNorm(_ p: Spec.BatchnormLayerParams, _ x0: String, name: String, out: String) throws -> String {
         let x = try b.toNHWC(x0, base: name)
         let c = b.chw(x).c
-        guard Int(p.channels) == c else { throw LayerImportFailure("has \(p.channels) channels but its input has \(c)") }
+        guard try Checked.int(p.channels, "channels") == c else { throw LayerImportFailure("has \(p.channels) channels but its input has \(c)") }
         let w: [String: ConstantTensor] = [
             "gamma": try WeightImport.constant(p.gamma, shape: [c], what: "gamma"),
             "beta": try WeightImport.constant(p.beta, shape: [c], what: "beta"),

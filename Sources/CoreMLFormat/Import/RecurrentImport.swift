@@ -198,9 +198,9 @@ extension LayerImporter {
         var weights: [String: ConstantTensor] = [:]
         let inputSize: Int, units: Int
         func checkSizes(_ i: UInt64, _ o: UInt64) throws -> (Int, Int) {
-            guard Int(i) == d else { throw LayerImportFailure("has inputVectorSize \(i) but its input has \(d) channels") }
+            guard try Checked.int(i, "inputVectorSize") == d else { throw LayerImportFailure("has inputVectorSize \(i) but its input has \(d) channels") }
             guard o > 0 else { throw LayerImportFailure("has outputVectorSize 0") }
-            return (Int(i), Int(o))
+            return (d, try Checked.int(o, "outputVectorSize"))
         }
         switch layer.layer {
         case let .uniDirectionalLSTM(p):
@@ -335,7 +335,7 @@ extension LayerImporter {
         guard s.count == 3, s[2] == 1 else {
             throw LayerImportFailure("expects one index per step ([Seq, Batch, 1, 1, 1]), found \(s.count == 3 ? s[2] : 0) channels")
         }
-        let dim = Int(p.outputChannels), vocab = Int(p.inputDim)
+        let dim = try Checked.int(p.outputChannels, "outputChannels"), vocab = try Checked.int(p.inputDim, "inputDim")
         let w = try WeightImport.constant(p.weights, shape: [dim, vocab], axis: 0, what: "weight")
         let idx = try b.emit(name + "__indices", .reshape(targetShape: [s[1]]), [x])
         if !p.hasBias { return try b.emit(name, .embedding(outputChannels: dim), [idx], output: out, weights: ["weight": w]) }

@@ -18,8 +18,8 @@ extension Spec.WeightParams {
         case .float16: return float16Value.count / 2
         case .int8: return int8RawValue.count
         case .quantized:
-            let bits = Int(quantization?.numberOfBits ?? 8)
-            return bits > 0 ? rawValue.count * 8 / bits : 0
+            guard let bits = Int(exactly: quantization?.numberOfBits ?? 8), (1...64).contains(bits) else { return 0 }
+            return rawValue.count * 8 / bits
         }
     }
 }
@@ -35,7 +35,7 @@ enum WeightImport {
     /// - Throws: `LayerImportFailure` naming `what` when the weights are missing, of the wrong
     ///   size, or inconsistent.
     static func constant(_ params: Spec.WeightParams?, shape: [Int], axis: Int = 0, what: String) throws -> ConstantTensor {
-        let n = shape.reduce(1, *)
+        let n = try Checked.product(shape, "\(what) shape")
         guard let p = params else {
             throw LayerImportFailure("\(what) weights are missing (expected \(n) values of shape \(formatShape(shape)))")
         }
@@ -61,10 +61,7 @@ enum WeightImport {
             guard let q = p.quantization else {
                 throw LayerImportFailure("\(what) has quantized rawValue bytes but no quantization parameters")
             }
-            let bits = Int(q.numberOfBits)
-            guard (1...8).contains(bits) else {
-                throw LayerImportFailure("\(what) is quantized with numberOfBits \(bits); Core ML allows 1…8")
-            }
+            let bits = try Checked.int(q.numberOfBits, "\(what) numberOfBits", in: 1...8)
             let need = Swift.max(1, (n * bits + 7) / 8)
             guard p.rawValue.count >= need else {
                 throw LayerImportFailure("\(what) holds \(p.rawValue.count) bytes of \(bits)-bit values, expected at least \(need) for \(n) values")
@@ -103,7 +100,7 @@ enum WeightImport {
     }
 
     private static func dequantizedConstant(_ p: Spec.WeightParams, shape: [Int], what: String) throws -> ConstantTensor {
-        let n = shape.reduce(1, *)
+        let n = try Checked.product(shape, "\(what) shape")
         guard let v = p.dequantized(count: n) else {
             throw LayerImportFailure("\(what) cannot be dequantized to \(n) values (inconsistent \(precisionName(p)) parameters)")
         }

@@ -42,6 +42,7 @@ public enum CoreMLInspector {
             json["fileSizeBytes"] = size
             head.append("  File:          .mlmodel, \(byteString(size))")
         }
+        try validate(model, file: path)
         var section = describe(model, fileName: url.lastPathComponent, topLevel: true)
         for (k, v) in section.json { json[k] = v }
         if !model.unknownFieldWarnings.isEmpty {
@@ -52,6 +53,28 @@ public enum CoreMLInspector {
             if model.unknownFieldWarnings.count > 12 { section.lines.append("  … and \(model.unknownFieldWarnings.count - 12) more (see --json)") }
         }
         return CoreMLReport(jsonObject: json, text: (head + section.lines).joined(separator: "\n") + "\n")
+    }
+
+    /// Checks the size fields the report computes with (channel counts, kernel sizes, weight
+    /// shapes) of every neural network in `model`, pipelines included.
+    /// - Throws: `CoreMLFormatError.invalidValue` naming the layer, the field, the accepted range
+    ///   and the value found.
+    static func validate(_ model: Spec.Model, file: String) throws {
+        let network: Spec.NeuralNetwork?
+        switch model.type {
+        case let .neuralNetwork(n): network = n
+        case let .neuralNetworkClassifier(c): network = c.network
+        case let .neuralNetworkRegressor(r): network = r.network
+        case let .pipeline(p): network = nil; for m in p.models { try validate(m, file: file) }
+        case let .pipelineClassifier(p): network = nil; for m in p.pipeline?.models ?? [] { try validate(m, file: file) }
+        case let .pipelineRegressor(p): network = nil; for m in p.pipeline?.models ?? [] { try validate(m, file: file) }
+        default: network = nil
+        }
+        for l in network?.layers ?? [] {
+            do { _ = try NeuralNetworkInspection.weights(of: l) } catch let e as LayerImportFailure {
+                throw CoreMLFormatError.invalidValue(file: file, what: "layer '\(l.name)' (\(LayerImporter.typeName(l)))", message: e.reason)
+            }
+        }
     }
 
     // MARK: - One model (recursive for pipelines)

@@ -31,7 +31,7 @@ enum NeuralNetworkInspection {
             if typeCounts[type] == nil { typeOrder.append(type) }
             typeCounts[type, default: 0] += 1
             if l.isUpdatable { updatableLayers += 1 }
-            let ws = weights(of: l)
+            let ws = (try? weights(of: l)) ?? []  // values out of range: CoreMLInspector.validate threw first
             var precisions: [String] = []
             var params = 0
             for w in ws {
@@ -233,71 +233,79 @@ enum NeuralNetworkInspection {
 
     // MARK: - Weights of a layer
 
-    static func weights(of l: Spec.NeuralNetworkLayer) -> [WeightInfo] {
+    /// The weights of `l` with their value counts.
+    /// - Throws: `LayerImportFailure` (from `Checked`) when a size field is out of range or the
+    ///   expected count overflows.
+    static func weights(of l: Spec.NeuralNetworkLayer) throws -> [WeightInfo] {
         var out: [WeightInfo] = []
-        func add(_ role: String, _ w: Spec.WeightParams?, _ expected: Int? = nil) {
+        func count<T: BinaryInteger>(_ v: T, _ field: String) throws -> Int { try Checked.int(v, field) }
+        func product<T: BinaryInteger>(_ v: [T], _ field: String) throws -> Int { try Checked.product(of: v, field) }
+        func add(_ role: String, _ w: Spec.WeightParams?, _ expected: Int? = nil) throws {
             guard let w, w.storage != .empty else { return }
+            if w.storage == .quantized, let q = w.quantization { _ = try Checked.int(q.numberOfBits, "\(role) numberOfBits", in: 0...64) }
             let count: Int
             if let e = expected, e > 0, w.storage == .quantized { count = e } else { count = w.storedElementCount }
             out.append(WeightInfo(role: role, params: w, count: count, precision: WeightImport.precisionName(w)))
         }
         switch l.layer {
         case let .convolution(p):
-            let k = p.kernelSize.isEmpty ? 9 : Int(p.kernelSize.reduce(1, *))
-            let g = Swift.max(1, Int(p.nGroups))
-            let n = p.isDeconvolution ? Int(p.kernelChannels) * Int(p.outputChannels) / g * k : Int(p.outputChannels * p.kernelChannels) * k
-            add("weights", p.weights, n)
-            add("bias", p.bias, Int(p.outputChannels))
+            let k = p.kernelSize.isEmpty ? 9 : try product(p.kernelSize, "kernelSize")
+            let g = Swift.max(1, try count(p.nGroups, "nGroups"))
+            let cout = try count(p.outputChannels, "outputChannels"), kc = try count(p.kernelChannels, "kernelChannels")
+            let n = try Checked.product(p.isDeconvolution ? [kc, cout / g, k] : [cout, kc, k], "weight count")
+            try add("weights", p.weights, n)
+            try add("bias", p.bias, cout)
         case let .innerProduct(p):
-            add("weights", p.weights, Int(p.inputChannels * p.outputChannels))
-            add("bias", p.bias, Int(p.outputChannels))
+            try add("weights", p.weights, product([p.inputChannels, p.outputChannels], "inputChannels·outputChannels"))
+            try add("bias", p.bias, count(p.outputChannels, "outputChannels"))
         case let .embedding(p):
-            add("weights", p.weights, Int(p.inputDim * p.outputChannels))
-            add("bias", p.bias, Int(p.outputChannels))
+            try add("weights", p.weights, product([p.inputDim, p.outputChannels], "inputDim·outputChannels"))
+            try add("bias", p.bias, count(p.outputChannels, "outputChannels"))
         case let .embeddingND(p):
-            add("weights", p.weights, Int(p.vocabSize * p.embeddingSize))
-            add("bias", p.bias, Int(p.embeddingSize))
+            try add("weights", p.weights, product([p.vocabSize, p.embeddingSize], "vocabSize·embeddingSize"))
+            try add("bias", p.bias, count(p.embeddingSize, "embeddingSize"))
         case let .batchnorm(p):
-            let c = Int(p.channels)
-            add("gamma", p.gamma, c); add("beta", p.beta, c); add("mean", p.mean, c); add("variance", p.variance, c)
+            let c = try count(p.channels, "channels")
+            try add("gamma", p.gamma, c); try add("beta", p.beta, c); try add("mean", p.mean, c); try add("variance", p.variance, c)
         case let .scale(p):
-            add("scale", p.scale, Int(p.shapeScale.reduce(1, *)))
-            add("bias", p.bias, Int(p.shapeBias.reduce(1, *)))
+            try add("scale", p.scale, product(p.shapeScale, "shapeScale"))
+            try add("bias", p.bias, product(p.shapeBias, "shapeBias"))
         case let .bias(p):
-            add("bias", p.bias, Int(p.shape.reduce(1, *)))
+            try add("bias", p.bias, product(p.shape, "shape"))
         case let .loadConstant(p), let .loadConstantND(p):
-            add("data", p.data, Int(p.shape.reduce(1, *)))
+            try add("data", p.data, product(p.shape, "shape"))
         case let .activation(a):
             switch a.nonlinearity {
-            case let .preLU(alpha): add("alpha", alpha)
-            case let .parametricSoftplus(alpha, beta): add("alpha", alpha); add("beta", beta)
+            case let .preLU(alpha): try add("alpha", alpha)
+            case let .parametricSoftplus(alpha, beta): try add("alpha", alpha); try add("beta", beta)
             default: break
             }
         case let .custom(p):
-            for (i, w) in p.weights.enumerated() { add("w\(i)", w) }
+            for (i, w) in p.weights.enumerated() { try add("w\(i)", w) }
         case let .batchedMatmul(p):
-            add("weights", p.weights, Int(p.weightMatrixFirstDimension * p.weightMatrixSecondDimension))
-            add("bias", p.bias, Int(p.weightMatrixSecondDimension))
+            try add("weights", p.weights, product([p.weightMatrixFirstDimension, p.weightMatrixSecondDimension],
+                                                  "weightMatrixFirstDimension·weightMatrixSecondDimension"))
+            try add("bias", p.bias, count(p.weightMatrixSecondDimension, "weightMatrixSecondDimension"))
         case let .layerNormalization(p):
-            add("gamma", p.gamma); add("beta", p.beta)
+            try add("gamma", p.gamma); try add("beta", p.beta)
         case let .simpleRecurrent(p):
-            add("weightMatrix", p.weightMatrix); add("recursionMatrix", p.recursionMatrix); add("biasVector", p.biasVector)
+            try add("weightMatrix", p.weightMatrix); try add("recursionMatrix", p.recursionMatrix); try add("biasVector", p.biasVector)
         case let .gru(p):
             for (r, w) in [("updateGateWeightMatrix", p.updateGateWeightMatrix), ("resetGateWeightMatrix", p.resetGateWeightMatrix),
                            ("outputGateWeightMatrix", p.outputGateWeightMatrix), ("updateGateRecursionMatrix", p.updateGateRecursionMatrix),
                            ("resetGateRecursionMatrix", p.resetGateRecursionMatrix), ("outputGateRecursionMatrix", p.outputGateRecursionMatrix),
                            ("updateGateBiasVector", p.updateGateBiasVector), ("resetGateBiasVector", p.resetGateBiasVector),
-                           ("outputGateBiasVector", p.outputGateBiasVector)] { add(r, w) }
+                           ("outputGateBiasVector", p.outputGateBiasVector)] { try add(r, w) }
         case let .uniDirectionalLSTM(p):
-            if let w = p.weightParams { lstm(w, prefix: "", add) }
+            if let w = p.weightParams { try lstm(w, prefix: "", add) }
         case let .biDirectionalLSTM(p):
-            for (i, w) in p.weightParams.enumerated() { lstm(w, prefix: i == 0 ? "forward." : "backward.", add) }
+            for (i, w) in p.weightParams.enumerated() { try lstm(w, prefix: i == 0 ? "forward." : "backward.", add) }
         default: break
         }
         return out
     }
 
-    private static func lstm(_ w: Spec.LSTMWeightParams, prefix: String, _ add: (String, Spec.WeightParams?, Int?) -> Void) {
+    private static func lstm(_ w: Spec.LSTMWeightParams, prefix: String, _ add: (String, Spec.WeightParams?, Int?) throws -> Void) throws {
         let all: [(String, Spec.WeightParams?)] = [
             ("inputGateWeightMatrix", w.inputGateWeightMatrix), ("forgetGateWeightMatrix", w.forgetGateWeightMatrix),
             ("blockInputWeightMatrix", w.blockInputWeightMatrix), ("outputGateWeightMatrix", w.outputGateWeightMatrix),
@@ -308,7 +316,7 @@ enum NeuralNetworkInspection {
             ("inputGatePeepholeVector", w.inputGatePeepholeVector), ("forgetGatePeepholeVector", w.forgetGatePeepholeVector),
             ("outputGatePeepholeVector", w.outputGatePeepholeVector),
         ]
-        for (r, p) in all { add(prefix + r, p, nil) }
+        for (r, p) in all { try add(prefix + r, p, nil) }
     }
 
     // MARK: - One-line layer summaries
@@ -327,7 +335,7 @@ enum NeuralNetworkInspection {
         func dims(_ v: [UInt64], _ def: String) -> String { v.isEmpty ? def : v.map(String.init).joined(separator: "×") }
         switch l.layer {
         case let .convolution(p):
-            var s = "\(p.isDeconvolution ? "deconv " : "")\(dims(p.kernelSize, "3×3")) \(p.kernelChannels * Swift.max(1, p.nGroups))→\(p.outputChannels)"
+            var s = "\(p.isDeconvolution ? "deconv " : "")\(dims(p.kernelSize, "3×3")) \(p.kernelChannels.multipliedReportingOverflow(by: Swift.max(1, p.nGroups)).partialValue)→\(p.outputChannels)"
             if !p.stride.isEmpty && p.stride.contains(where: { $0 != 1 }) { s += " stride \(dims(p.stride, "1"))" }
             if !p.dilationFactor.isEmpty && p.dilationFactor.contains(where: { $0 != 1 }) { s += " dilation \(dims(p.dilationFactor, "1"))" }
             if p.nGroups > 1 { s += " groups \(p.nGroups)" }
