@@ -44,4 +44,10 @@ enum Checked {
     static func product<T: BinaryInteger>(of factors: [T], _ field: String, limit: Int = TensorType.maxElementCount) throws -> Int {
         try product(ints(factors, field, in: 0...limit), field, limit: limit)
     }
+
+    /// A file value for a report: the `Int` when it fits, else the value itself (a UInt64 ≥ 2^63).
+    static func display(_ value: UInt64) -> Any { Int(exactly: value).map { $0 as Any } ?? value }
+
+    /// `value` as an index below `count`, or nil (for looking up enum names).
+    static func index(_ value: UInt64, below count: Int) -> Int? { value < UInt64(count) ? Int(value) : nil }
 }

@@ -247,7 +247,7 @@ public enum CoreMLInspector {
             j["width"] = Int(img.width); j["height"] = Int(img.height); j["colorSpace"] = img.colorSpace.description
             switch img.sizeFlexibility {
             case let .enumeratedSizes(sizes)?:
-                j["sizeFlexibility"] = ["enumeratedSizes": sizes.map { ["width": Int($0.width), "height": Int($0.height)] }]
+                j["sizeFlexibility"] = ["enumeratedSizes": sizes.map { ["width": Checked.display($0.width), "height": Checked.display($0.height)] }]
             case let .imageSizeRange(w, h)?:
                 j["sizeFlexibility"] = ["widthRange": rangeJSON(w), "heightRange": rangeJSON(h)]
             case nil: break

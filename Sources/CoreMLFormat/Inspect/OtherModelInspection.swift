@@ -17,12 +17,12 @@ enum OtherModelInspection {
             let trees = Set(nodes.map { $0.varint(1) ?? 0 }).count
             d["trees"] = trees
             d["nodes"] = nodes.count
-            d["predictionDimensions"] = Int(ens.varint(2) ?? 0)
+            d["predictionDimensions"] = Checked.display(ens.varint(2) ?? 0)
             lines.append("  Tree ensemble: \(trees) tree\(trees == 1 ? "" : "s"), \(CoreMLInspector.grouped(nodes.count)) nodes, "
                 + "\(ens.varint(2) ?? 0) prediction dimension(s)")
             let transforms = ["none", "softmax", "logistic (regression)", "logistic (classifier)"]
             if let t = f.varint(2) {
-                d["postEvaluationTransform"] = Int(t) < transforms.count ? transforms[Int(t)] : "\(t)"
+                d["postEvaluationTransform"] = Checked.index(t, below: transforms.count).map { transforms[$0] } ?? "\(t)"
                 lines.append("  Post-evaluation transform: \(d["postEvaluationTransform"]!)")
             }
             labels = f.classLabels()
@@ -34,8 +34,8 @@ enum OtherModelInspection {
             d["weightColumns"] = cols
             d["offsets"] = f.repeatedCount(2, elementSize: 8)
             let transforms = ["none", "logit", "probit"]
-            let t = Int(f.varint(3) ?? 0)
-            d["postEvaluationTransform"] = t < transforms.count ? transforms[t] : "\(t)"
+            let t = f.varint(3) ?? 0
+            d["postEvaluationTransform"] = Checked.index(t, below: transforms.count).map { transforms[$0] } ?? "\(t)"
             var line = "  Generalized linear model: \(rows.count)×\(cols) weights, transform \(d["postEvaluationTransform"]!)"
             if kind == .glmClassifier {
                 let enc = (f.varint(4) ?? 0) == 1 ? "one-vs-rest" : "reference class"
@@ -72,7 +72,7 @@ enum OtherModelInspection {
             // numberOfNeighbors (Int64Parameter, field 3: defaultValue 1, range 10, set 11); older files: int32 k = 2.
             let kParam = f.message(3)
             let k = Int(Int64(bitPattern: kParam?.varint(1) ?? f.varint(2) ?? 0))
-            if let r = kParam?.message(10) { d["kRange"] = [Int(r.varint(1) ?? 0), Int(Int64(bitPattern: r.varint(2) ?? 0))] }
+            if let r = kParam?.message(10) { d["kRange"] = [Checked.display(r.varint(1) ?? 0), Int(Int64(bitPattern: r.varint(2) ?? 0))] }
             if let set = kParam?.message(11) { d["kSet"] = set.varints(1).map { Int(Int64(bitPattern: $0)) } }
             let weighting = f.has(210) ? "inverse distance" : "uniform"
             d["k"] = k; d["dimensions"] = dims; d["samples"] = samples; d["index"] = indexType; d["weighting"] = weighting
@@ -81,7 +81,7 @@ enum OtherModelInspection {
             labels = f.classLabels()
             what = "k-nearest-neighbors classifiers: mlconv cannot run them"
         case .textClassifier, .wordTagger:
-            let rev = Int(f.varint(1) ?? 0)
+            let rev = Checked.display(f.varint(1) ?? 0)
             let lang = f.string(10) ?? ""
             let blob = f.all(100).first?.bytes.count ?? 0
             d["revision"] = rev; d["language"] = lang; d["modelParameterBytes"] = blob
@@ -102,11 +102,11 @@ enum OtherModelInspection {
             what = "Create ML natural-language models: the model is an opaque Apple blob; mlconv cannot run it"
         case .visionFeaturePrint:
             if let scene = f.message(20) {
-                let v = Int(scene.varint(1) ?? 0)
+                let raw = scene.varint(1) ?? 0, v = Checked.display(raw)
                 d["featurePrint"] = "scene"; d["version"] = v
-                lines.append("  Vision feature print: scene, version \(v)" + (v == 1 ? " (299×299 input, 2048 features)" : v == 2 ? " (360×360 input, 768 features)" : ""))
+                lines.append("  Vision feature print: scene, version \(v)" + (raw == 1 ? " (299×299 input, 2048 features)" : raw == 2 ? " (360×360 input, 768 features)" : ""))
             } else if let obj = f.message(21) {
-                let v = Int(obj.varint(1) ?? 0)
+                let v = Checked.display(obj.varint(1) ?? 0)
                 d["featurePrint"] = "objects"; d["version"] = v; d["outputs"] = obj.strings(100)
                 lines.append("  Vision feature print: objects, version \(v), outputs \(obj.strings(100).joined(separator: ", "))")
             } else {
@@ -115,7 +115,7 @@ enum OtherModelInspection {
             what = "Vision feature prints are built into Apple's OSes; mlconv cannot run them"
         case .audioFeaturePrint:
             if let sound = f.message(20) {
-                let v = Int(sound.varint(1) ?? 0)
+                let v = Checked.display(sound.varint(1) ?? 0)
                 d["featurePrint"] = "sound"; d["version"] = v
                 lines.append("  Audio feature print: sound, version \(v)")
             } else {
@@ -147,7 +147,7 @@ enum OtherModelInspection {
                 + ", unknown values \(d["handleUnknown"] as! String == "ignore" ? "ignored" : "rejected")")
             what = "one-hot encoders: mlconv cannot run them"
         case .featureVectorizer:
-            let cols = f.messages(1).map { ($0.string(1) ?? "", Int($0.varint(2) ?? 0)) }
+            let cols = f.messages(1).map { ($0.string(1) ?? "", Checked.display($0.varint(2) ?? 0)) }
             d["inputs"] = cols.map { ["column": $0.0, "dimensions": $0.1] as [String: Any] }
             lines.append("  Feature vectorizer: " + cols.map { "\($0.0) (\($0.1))" }.joined(separator: ", "))
             what = "feature vectorizers: mlconv cannot run them"
@@ -158,7 +158,7 @@ enum OtherModelInspection {
             lines.append("  Dictionary vectorizer: \(n) \(d["keyType"]!) keys")
             what = "dictionary vectorizers: mlconv cannot run them"
         case .arrayFeatureExtractor:
-            let idx = f.varints(1).map { Int($0) }
+            let idx = f.varints(1).map { Checked.display($0) }
             d["extractIndex"] = idx
             lines.append("  Array feature extractor: indices \(idx)")
             what = "array feature extractors: mlconv cannot run them"
@@ -201,7 +201,7 @@ enum OtherModelInspection {
     /// Functions, op counts by type (nested blocks included), const data types and how many
     /// consts live in the weights file.
     static func program(_ f: ProtoFields) -> (json: [String: Any], lines: [String]) {
-        var json: [String: Any] = ["programVersion": Int(f.varint(1) ?? 0)]
+        var json: [String: Any] = ["programVersion": Checked.display(f.varint(1) ?? 0)]
         var lines: [String] = []
         var functions: [[String: Any]] = []
         for (name, fn) in f.mapEntries(2) {
