@@ -135,8 +135,14 @@ def cases():
         + ld(90, ld(30, b"\0" * 8) + ld(40, vint(1, P63) + ld(101, floats(1, [1.0]))))),
         f"quantized weights with numberOfBits = 2^63: {trap} in WeightParams.storedElementCount (inspect) and "
         "WeightImport.constant (compile)")
-    # The importer alone traps on these; inspect now reports them as layers it cannot import
-    # (exit status 0), so only compile is replayed (inspect runs the same importer code).
+    add("reshape_targetShape_2p62", model(300, packed(1, [P62, 4, 4])),
+        "reshape targetShape [2^62, 4, 4]: targetShape.reduce(1, *) overflowed in LayerImporter.reshape", COMPILE)
+    add("permute_axis_2p63", model(310, packed(1, [0, P63, 2, 3])),
+        f"permute axis [0, 2^63, 2, 3]: {trap} in LayerImporter (axis.map(Int.init))", COMPILE)
+    add("resizeBilinear_targetSize_2p63", model(211, packed(1, [P63, P63])),
+        f"resizeBilinear targetSize [2^63, 2^63]: {trap} in LayerImporter.resizeBilinear", COMPILE)
+    add("pooling_kernelSize_2p63", model(120, vint(1, 0) + packed(10, [P63, P63])),
+        f"pooling kernelSize [2^63, 2^63]: {trap} in LayerImporter.pooling", COMPILE)
     add("split_nOutputs_2p63", model(330, vint(1, P63)),
         f"split nOutputs = 2^63: {trap} in LayerImporter (inspect and compile)", COMPILE)
     add("upsample_scalingFactor_2p63", model(210, packed(1, [P63, P63])),

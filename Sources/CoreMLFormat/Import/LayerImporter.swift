@@ -607,7 +607,7 @@ final class LayerImporter {
             throw LayerImportFailure("targetShape \(p.targetShape) must be [C, H, W] or [1, C, H, W] with positive sizes")
         }
         let d = b.chw(x)
-        guard t.reduce(1, *) == d.c * d.h * d.w else {
+        guard try Checked.product(t, "targetShape") == d.c * d.h * d.w else {
             throw LayerImportFailure("cannot reshape [C, H, W] = [\(d.c), \(d.h), \(d.w)] to \(t)")
         }
         let (c2, h2, w2) = (t[0], t[1], t[2])
