@@ -135,6 +135,10 @@ def cases():
         + ld(90, ld(30, b"\0" * 8) + ld(40, vint(1, P63) + ld(101, floats(1, [1.0]))))),
         f"quantized weights with numberOfBits = 2^63: {trap} in WeightParams.storedElementCount (inspect) and "
         "WeightImport.constant (compile)")
+    add("simpleRecurrent_inputVectorSize_2p63", model(400, vint(1, P63) + vint(2, 2)),
+        f"simpleRecurrent inputVectorSize = 2^63: {trap} in inspect's recurrent section (RecurrentInspection.swift:103)")
+    # The importer alone traps on these; inspect now reports them as layers it cannot import
+    # (exit status 0), so only compile is replayed (inspect runs the same importer code).
     add("reshape_targetShape_2p62", model(300, packed(1, [P62, 4, 4])),
         "reshape targetShape [2^62, 4, 4]: targetShape.reduce(1, *) overflowed in LayerImporter.reshape", COMPILE)
     add("permute_axis_2p63", model(310, packed(1, [0, P63, 2, 3])),

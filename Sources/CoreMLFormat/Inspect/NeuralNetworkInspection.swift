@@ -289,16 +289,20 @@ enum NeuralNetworkInspection {
         case let .layerNormalization(p):
             try add("gamma", p.gamma); try add("beta", p.beta)
         case let .simpleRecurrent(p):
+            _ = try (count(p.inputVectorSize, "inputVectorSize"), count(p.outputVectorSize, "outputVectorSize"))
             try add("weightMatrix", p.weightMatrix); try add("recursionMatrix", p.recursionMatrix); try add("biasVector", p.biasVector)
         case let .gru(p):
+            _ = try (count(p.inputVectorSize, "inputVectorSize"), count(p.outputVectorSize, "outputVectorSize"))
             for (r, w) in [("updateGateWeightMatrix", p.updateGateWeightMatrix), ("resetGateWeightMatrix", p.resetGateWeightMatrix),
                            ("outputGateWeightMatrix", p.outputGateWeightMatrix), ("updateGateRecursionMatrix", p.updateGateRecursionMatrix),
                            ("resetGateRecursionMatrix", p.resetGateRecursionMatrix), ("outputGateRecursionMatrix", p.outputGateRecursionMatrix),
                            ("updateGateBiasVector", p.updateGateBiasVector), ("resetGateBiasVector", p.resetGateBiasVector),
                            ("outputGateBiasVector", p.outputGateBiasVector)] { try add(r, w) }
         case let .uniDirectionalLSTM(p):
+            _ = try (count(p.inputVectorSize, "inputVectorSize"), count(p.outputVectorSize, "outputVectorSize"))
             if let w = p.weightParams { try lstm(w, prefix: "", add) }
         case let .biDirectionalLSTM(p):
+            _ = try (count(p.inputVectorSize, "inputVectorSize"), count(p.outputVectorSize, "outputVectorSize"))
             for (i, w) in p.weightParams.enumerated() { try lstm(w, prefix: i == 0 ? "forward." : "backward.", add) }
         default: break
         }

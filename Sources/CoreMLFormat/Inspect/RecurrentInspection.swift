@@ -85,22 +85,22 @@ enum RecurrentInspection {
             var flags: [String] = []
             switch l.layer {
             case let .uniDirectionalLSTM(p):
-                item["inputVectorSize"] = Int(p.inputVectorSize); item["outputVectorSize"] = Int(p.outputVectorSize)
+                item["inputVectorSize"] = Checked.display(p.inputVectorSize); item["outputVectorSize"] = Checked.display(p.outputVectorSize)
                 item["sequenceOutput"] = p.params?.sequenceOutput ?? false; item["reverseInput"] = p.reverseInput
                 if p.params?.sequenceOutput ?? false { flags.append("sequence output") }
                 if p.reverseInput { flags.append("reverse input") }
             case let .biDirectionalLSTM(p):
-                item["inputVectorSize"] = Int(p.inputVectorSize); item["outputVectorSize"] = Int(p.outputVectorSize)
+                item["inputVectorSize"] = Checked.display(p.inputVectorSize); item["outputVectorSize"] = Checked.display(p.outputVectorSize)
                 item["sequenceOutput"] = p.params?.sequenceOutput ?? false
                 flags.append("output 2×\(p.outputVectorSize) (forward ‖ backward)")
                 if p.params?.sequenceOutput ?? false { flags.append("sequence output") }
             case let .gru(p):
-                item["inputVectorSize"] = Int(p.inputVectorSize); item["outputVectorSize"] = Int(p.outputVectorSize)
+                item["inputVectorSize"] = Checked.display(p.inputVectorSize); item["outputVectorSize"] = Checked.display(p.outputVectorSize)
                 item["sequenceOutput"] = p.sequenceOutput; item["reverseInput"] = p.reverseInput
                 if p.sequenceOutput { flags.append("sequence output") }
                 if p.reverseInput { flags.append("reverse input") }
             case let .simpleRecurrent(p):
-                item["inputVectorSize"] = Int(p.inputVectorSize); item["outputVectorSize"] = Int(p.outputVectorSize)
+                item["inputVectorSize"] = Checked.display(p.inputVectorSize); item["outputVectorSize"] = Checked.display(p.outputVectorSize)
                 item["sequenceOutput"] = p.sequenceOutput; item["reverseInput"] = p.reverseInput
                 if p.sequenceOutput { flags.append("sequence output") }
                 if p.reverseInput { flags.append("reverse input") }
