@@ -376,3 +376,18 @@ final class CoreMLImportTests: XCTestCase {
         }
     }
 }
+
+extension CoreMLImportTests {
+    /// Regression: a crop of zero amounts imports as an identity, which the importer's layer
+    /// table (checked in test builds) did not list for crop.
+    func testZeroCropImportsAsIdentity() throws {
+        let m = ImportSpecs.model(
+            [ImportSpecs.array("x", [3, 4, 5])], [ImportSpecs.array("y", [3, 4, 5])],
+            [ImportSpecs.layer("crop", ["x"], ["y"], .crop(.init(cropAmounts: .init([.init(startEdgeSize: 0, endEdgeSize: 0),
+                                                                                      .init(startEdgeSize: 0, endEdgeSize: 0)]),
+                                                                 offset: [])))])
+        let g = try CoreMLImporter.graph(from: m, fileName: "zero_crop.mlmodel")
+        XCTAssertTrue(g.nodes.contains { $0.op == .identity }, "\(g.nodes.map(\.op))")
+        XCTAssertEqual(shape(g, "y"), [1, 3, 4, 5])
+    }
+}

@@ -16,7 +16,7 @@ public enum CoreMLLayerOps {
         "clip": [.clip],
         "concat": [.concat],
         "convolution": [.conv2d, .deconv2d],
-        "crop": [.crop],
+        "crop": [.crop, .identity],
         "custom": [.custom],
         "dot": [.matmul],
         "embedding": [.batchNorm, .embedding, .reshape],
