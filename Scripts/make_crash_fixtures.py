@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Makes Fixtures/crashes/: inputs that once crashed mlconv, rebuilt from their description.
 
-    python3 Scripts/make_crash_fixtures.py
+    /root/.cache/mlconv-venv/bin/python Scripts/make_crash_fixtures.py   # any python with numpy and h5py
+    (PY=$(Scripts/python-env) gives that venv; crash_fixtures/keras.py writes HDF5 files with h5py)
 
 Each module in Scripts/crash_fixtures/ defines cases() yielding dicts:
     file      path under Fixtures/crashes/ (e.g. "mlmodel/varint_2p63_channels.mlmodel")

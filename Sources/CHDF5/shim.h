@@ -14,6 +14,7 @@
 #include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 // MARK: Constants that are macros in hdf5.h
 
@@ -80,6 +81,26 @@ static inline herr_t mlconv_object_type_by_name(hid_t loc, const char *name, H5O
     herr_t status = H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT);
 #endif
     if (status >= 0) { *type = info.type; }
+    return status;
+}
+
+/// Writes an identity of the object `name` resolves to (following soft links) to `out`: its
+/// object token (libhdf5 ≥ 1.12) or header address, so that two paths reaching the same object
+/// (hard links, soft links to an ancestor) compare equal. Negative on failure.
+static inline herr_t mlconv_object_identity_by_name(hid_t loc, const char *name, uint64_t out[2]) {
+    out[0] = 0; out[1] = 0;
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    herr_t status = H5Oget_info_by_name3(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT);
+    if (status >= 0) {
+        size_t n = sizeof(info.token) < 2 * sizeof(uint64_t) ? sizeof(info.token) : 2 * sizeof(uint64_t);
+        memcpy(out, &info.token, n);
+    }
+#else
+    H5O_info_t info;
+    herr_t status = H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT);
+    if (status >= 0) { out[0] = (uint64_t)info.addr; }
+#endif
     return status;
 }
 

@@ -112,6 +112,11 @@ public final class HDF5File: @unchecked Sendable {
         root.exists(path)
     }
 
+    /// The identity of the object at `path`. See `HDF5Group.objectIdentity(at:)`.
+    public func objectIdentity(at path: String) -> HDF5ObjectIdentity? {
+        root.objectIdentity(at: path)
+    }
+
     /// What `path` resolves to, or `nil` when nothing is there. See `HDF5Group.kind(at:)`.
     public func kind(at path: String) throws(HDF5Error) -> HDF5ObjectKind? {
         try root.kind(at: path)

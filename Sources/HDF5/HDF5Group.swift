@@ -53,6 +53,21 @@ public final class HDF5Group: HDF5Object, @unchecked Sendable {
         return kind
     }
 
+    /// An identity of the object `path` resolves to (following soft links), equal for every
+    /// path reaching the same object (hard links, soft links): for walking a group tree that
+    /// links back to an ancestor without looping. `nil` when nothing resolvable is there.
+    public func objectIdentity(at path: String) -> HDF5ObjectIdentity? {
+        HDF5Library.enter(); defer { HDF5Library.leave() }
+        let absolute = HDF5Path.resolve(path, against: self.path)
+        guard resolvedExists(absolute) else { return nil }
+        var out: (UInt64, UInt64) = (0, 0)
+        let status = withUnsafeMutableBytes(of: &out) { raw in
+            absolute.withCString { mlconv_object_identity_by_name(file.id, $0, raw.baseAddress!.assumingMemoryBound(to: UInt64.self)) }
+        }
+        guard status >= 0 else { mlconv_clear_error_stack(); return nil }
+        return HDF5ObjectIdentity(high: out.0, low: out.1)
+    }
+
     /// The group at `path`.
     ///
     /// - Throws: `HDF5Error` `.objectNotFound` when nothing is at `path` (the message lists the

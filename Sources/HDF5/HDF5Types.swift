@@ -178,3 +178,12 @@ public struct HDF5Child: Equatable, Hashable, Sendable {
         self.kind = kind
     }
 }
+
+/// Which object of a file a path reaches (its libhdf5 object token or header address): equal for
+/// every path to the same object, so a walk can visit each group once.
+public struct HDF5ObjectIdentity: Hashable, Sendable {
+    /// First 8 bytes of the token.
+    public let high: UInt64
+    /// Last 8 bytes of the token (0 for libhdf5 1.10 addresses).
+    public let low: UInt64
+}

@@ -67,6 +67,12 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     case unknownInputShape(file: String, input: String, shape: [Int?])
     /// A layer reads a tensor that no layer produces (a dangling reference in the config).
     case danglingInput(file: String, layer: String, className: String, missing: String)
+    /// A call of a layer reads fewer tensors than its converter needs (an inbound node listing
+    /// no tensors, e.g. `[[]]`).
+    case missingInputs(file: String, layer: String, className: String, expected: Int, found: Int)
+    /// A `[layer, node, tensor]` reference in the config is out of range for the layer it names
+    /// (a call index the layer does not have, a negative or absurd output index).
+    case invalidTensorReference(file: String, layer: String, reference: String, expected: String, found: String)
     /// A hook returned nodes that do not produce the layer's output tensor(s).
     case invalidHookResult(file: String, layer: String, className: String, message: String)
     /// The IR rejected a node (shape inference or verification), wrapped with the Keras layer.
@@ -84,6 +90,7 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
              let .invalidLayerConfig(f, _, _, _, _, _), let .missingWeight(f, _, _, _, _),
              let .weightShapeMismatch(f, _, _, _, _, _, _), let .weightLayerCountMismatch(f, _, _),
              let .unknownInputShape(f, _, _), let .danglingInput(f, _, _, _), let .invalidHookResult(f, _, _, _),
+             let .missingInputs(f, _, _, _, _), let .invalidTensorReference(f, _, _, _, _),
              let .invalidGraph(f, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _):
             return f
         }
@@ -174,6 +181,19 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
             return """
                 \(file): layer '\(layer)' (\(cls)) reads \(missing), which no layer of the model produces.
                   What to do: the model config is inconsistent; re-save the model with Keras.
+                """
+        case let .missingInputs(file, layer, cls, expected, found):
+            return """
+                \(file): layer '\(layer)' (\(cls)) is called with \(found) input tensor\(found == 1 ? "" : "s"); its converter \
+                needs at least \(expected).
+                  What to do: the model config is inconsistent (an inbound node of the layer lists no tensors); \
+                re-save the model with Keras (`model.save`), or fix the layer's inbound_nodes.
+                """
+        case let .invalidTensorReference(file, layer, reference, expected, found):
+            return """
+                \(file): layer '\(layer)' reads \(reference): expected \(expected), found \(found).
+                  What to do: the model config is inconsistent (a [layer, node, tensor] entry of inbound_nodes or \
+                output_layers is out of range); re-save the model with Keras (`model.save`).
                 """
         case let .invalidHookResult(file, layer, cls, message):
             return "\(file): layer '\(layer)' (\(cls)): the conversion hook's result is invalid: \(message)\n  What to do: fix the hook."

@@ -420,6 +420,11 @@ final class KerasConversionSession {
             ctx.recordedOutputShapes = outputShapes.count == outputCount ? outputShapes : []
         }
 
+        let needed = converter?.minimumInputCount ?? 1
+        guard inputs.count >= needed else {
+            throw KerasConversionError.missingInputs(file: fileName, layer: (scope + [layer.name]).joined(separator: "/"),
+                                                     className: layer.className, expected: needed, found: inputs.count)
+        }
         var result: [Node]? = nil
         var fromHook = false
         do {

@@ -17,12 +17,18 @@ public protocol KerasLayerConverter {
     /// "moving_variance"]); [] for layers without weights. Used to match stored weights (by name,
     /// else by position) and to know which layers have weights (weights-only files).
     func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String]
+    /// The fewest input tensors a call must have for `convert` (default 1: converters read
+    /// `ctx.inputs[0]`). The conversion session checks it before calling `convert`, so a config
+    /// whose inbound node lists no tensors is a typed error, never an out-of-range index.
+    var minimumInputCount: Int { get }
     /// The nodes of one call (see `LayerHook` for the contract; `[]` = identity).
     func convert(_ ctx: KerasLayerContext) throws -> [Node]
 }
 
 extension KerasLayerConverter {
     public var listedOps: Set<OpKind> { ops }
+    /// Default: one input.
+    public var minimumInputCount: Int { 1 }
     /// Default: no weights.
     public func weightRoles(_ layer: KerasLayerConfig, version: KerasVersion) -> [String] { [] }
 }

@@ -120,6 +120,12 @@ public struct KerasModelConfig: Hashable, Sendable {
         self.className = className; self.name = name; self.layers = layers; self.inputs = inputs; self.outputs = outputs
     }
 
+    /// The largest output index (`tensor` of `[layer, node, tensor]`) a reference may name on a
+    /// layer that is not a nested model (whose outputs are counted): Keras layers have a handful
+    /// of outputs (an RNN with `return_state`: 1 + its states). Bounds what a corrupt config can
+    /// make the converter allocate.
+    public static let maxOutputsPerCall = 1024
+
     /// Class names that denote a model used as a layer.
     public static let modelClassNames: Set<String> = ["Sequential", "Functional", "Model"]
 
@@ -288,7 +294,37 @@ private struct ConfigParser {
             }
             outputs = outputs.map(fix)
         }
+        try checkReferences(layers: layers, outputs: outputs, model: name, path: path)
         return KerasModelConfig(className: cls, name: name, layers: layers, inputs: inputs, outputs: outputs)
+    }
+
+    /// Bounds every `[layer, node, tensor]` read by a call or named as a model output against the
+    /// layer it names: node in 0..<(its calls, at least 1), tensor in 0..<(its outputs: a nested
+    /// model's count, else `maxOutputsPerCall`). Out-of-range indices once made the converter
+    /// allocate or loop per index (2^31 outputs).
+    func checkReferences(layers: [KerasLayerConfig], outputs: [KerasTensorRef], model: String, path: [String]) throws {
+        var byName: [String: KerasLayerConfig] = [:]
+        for l in layers where byName[l.name] == nil { byName[l.name] = l }
+        func check(_ r: KerasTensorRef, reader: String) throws {
+            let producer = byName[r.layer]
+            let calls = max(producer?.inboundNodes.count ?? 1, 1)
+            let outs = producer?.nestedModel?.outputs.count ?? KerasModelConfig.maxOutputsPerCall
+            let qualified = (path + [reader]).joined(separator: "/")
+            if r.node < 0 || (producer != nil && r.node >= calls) {
+                throw KerasConversionError.invalidTensorReference(
+                    file: file, layer: qualified, reference: r.description,
+                    expected: "a call index in 0…\(calls - 1) (layer '\(r.layer)' is called \(calls) time\(calls == 1 ? "" : "s"))",
+                    found: "call index \(r.node)")
+            }
+            if r.tensor < 0 || r.tensor >= outs {
+                throw KerasConversionError.invalidTensorReference(
+                    file: file, layer: qualified, reference: r.description,
+                    expected: "an output index in 0…\(outs - 1)" + (producer?.nestedModel != nil ? " (nested model '\(r.layer)' has \(outs) outputs)" : ""),
+                    found: "output index \(r.tensor)")
+            }
+        }
+        for l in layers { for n in l.inboundNodes { for r in n.inputs { try check(r, reader: l.name) } } }
+        for r in outputs { try check(r, reader: "(model '\(model)' outputs)") }
     }
 
     /// `[["name", 0, 0], …]`, or Keras 3's single `["name", 0, 0]`, or a dict of those.

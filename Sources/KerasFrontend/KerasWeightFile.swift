@@ -27,6 +27,13 @@ protocol KerasWeightFile: AnyObject {
     func datasetShape(_ path: String) throws -> [Int]
     /// Values of the dataset at `path` as float32, C order.
     func readFloats(_ path: String) throws -> [Float]
+    /// A value equal for every path reaching the same object (hard and soft links), for walks
+    /// that must visit each group once; nil when unknown (the path is then the identity).
+    func objectIdentity(_ path: String) -> AnyHashable?
+}
+
+extension KerasWeightFile {
+    func objectIdentity(_ path: String) -> AnyHashable? { nil }
 }
 
 /// Joins HDF5 path components ("/" + "a" → "/a", "/a" + "b/c" → "/a/b/c").
@@ -101,6 +108,10 @@ final class HDF5KerasFile: KerasWeightFile {
 
     func readFloats(_ path: String) throws -> [Float] {
         try wrap { try file.dataset(at: path).readFloats() }
+    }
+
+    func objectIdentity(_ path: String) -> AnyHashable? {
+        file.objectIdentity(at: path).map(AnyHashable.init)
     }
 }
 

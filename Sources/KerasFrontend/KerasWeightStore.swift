@@ -127,12 +127,20 @@ final class KerasWeightStore {
         try allDatasets(under: group).first { $0.hasSuffix("/" + name) }
     }
 
+    /// Every dataset below `group`, depth first in name order. Each group is visited once (by
+    /// object identity): a soft or hard link back to an ancestor, or two links to one group, are
+    /// not followed again (such a link once made this walk recurse without end).
     private func allDatasets(under group: String) throws -> [String] {
         var out: [String] = []
-        for c in try file.childNames(group) {
-            let p = h5Join(group, c)
-            if file.isDataset(p) { out.append(p) } else if file.isGroup(p) { out += try allDatasets(under: p) }
+        var visited = Set<AnyHashable>()
+        func walk(_ g: String) throws {
+            guard visited.insert(file.objectIdentity(g) ?? AnyHashable(g)).inserted else { return }
+            for c in try file.childNames(g) {
+                let p = h5Join(g, c)
+                if file.isDataset(p) { out.append(p) } else if file.isGroup(p) { try walk(p) }
+            }
         }
+        try walk(group)
         return out
     }
 

@@ -102,3 +102,22 @@ final class HDF5GroupTests: XCTestCase {
         XCTAssertTrue(group.description.contains("types.h5"))
     }
 }
+
+/// Object identity: equal for every path reaching one object (soft and hard links).
+final class HDF5ObjectIdentityTests: XCTestCase {
+    func testLinksReachTheSameObject() throws {
+        let file = try HDF5File(path: HDF5TestPaths.fixture("types.h5"))
+        XCTAssertNotNil(file.objectIdentity(at: "/data/f32"))
+        XCTAssertEqual(file.objectIdentity(at: "/links/soft"), file.objectIdentity(at: "/data/f32"))
+        XCTAssertNotEqual(file.objectIdentity(at: "/links"), file.objectIdentity(at: "/data/f32"))
+        XCTAssertNil(file.objectIdentity(at: "/links/dangling"))
+        XCTAssertNil(file.objectIdentity(at: "/nowhere"))
+        for name in ["model_weights_soft_links_to_itself.h5", "model_weights_hard_links_to_itself.h5"] {
+            let looped = try HDF5File(path: HDF5TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes/keras/" + name).path)
+            let dense = try XCTUnwrap(looped.objectIdentity(at: "/model_weights/dense"))
+            XCTAssertEqual(looped.objectIdentity(at: "/model_weights/dense/loop_a"), dense, name)
+            XCTAssertEqual(looped.objectIdentity(at: "/model_weights/dense/loop_b/loop_c"), dense, name)
+            XCTAssertNotEqual(looped.objectIdentity(at: "/model_weights"), dense, name)
+        }
+    }
+}

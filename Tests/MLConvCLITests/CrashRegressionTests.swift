@@ -11,6 +11,7 @@ final class CrashRegressionTests: XCTestCase {
     func testEveryRecordedCrashIsATypedError() throws {
         let root = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes")
         let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: root.appendingPathComponent("cases.json")))
+        XCTAssertGreaterThanOrEqual(cases.count, 35, "Fixtures/crashes/cases.json lost cases: regenerate with Scripts/make_crash_fixtures.py")
         for c in cases {
             let file = root.appendingPathComponent(c.file).path
             XCTAssertTrue(FileManager.default.fileExists(atPath: file), "\(c.file) is missing: run Scripts/make_crash_fixtures.py")

@@ -5,6 +5,7 @@ import MLGraph
 struct InputLayerConverter: KerasLayerConverter {
     var ops: Set<OpKind> { [] }
     var classNames: [String] { ["InputLayer"] }
+    var minimumInputCount: Int { 0 }
     func convert(_ ctx: KerasLayerContext) throws -> [Node] { [] }
 }
 

@@ -177,6 +177,7 @@ enum KerasMaskRule {
 struct MaskPropagating: KerasLayerConverter {
     var ops: Set<OpKind> { base.ops.union([.sequenceMask, .elementwise, .applyMask]) }
     var listedOps: Set<OpKind> { base.listedOps }
+    var minimumInputCount: Int { base.minimumInputCount }
     /// The wrapped converter.
     let base: any KerasLayerConverter
     /// What a masked input does.
