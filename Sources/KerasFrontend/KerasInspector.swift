@@ -53,13 +53,17 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
     public var outputs: [Tensor]
     /// Layers whose class no built-in converter handles (they need a hook).
     public var unsupportedLayers: [KerasUnsupportedLayer]
+    /// Why `mlconv keras` would fail on a model whose layers are all supported (a damaged
+    /// config or weights), or nil when it converts (or has unsupported layers, listed above).
+    public var conversionError: String? = nil
 
     /// The summary as a JSON-ready dictionary (for `mlconv inspect --json`): "format"
     /// ("keras-hdf5"), "file", "kerasVersion", "backend", "modelClass", "modelName",
     /// "weightsOnly", "hasArchitecture", "inputs"/"outputs" ([{"name", "shape", "type"}], shapes
     /// with batch 1 and −1 for unknown dimensions), "parameterCount", "layerCounts",
     /// "layerCount", "layers" ([{"name", "type", "scope", "parameterCount", "supported"}]) and
-    /// "unsupportedLayers" ([{"name", "className", "detail"}]).
+    /// "unsupportedLayers" ([{"name", "className", "detail"}]) and, when conversion would fail for
+    /// another reason, "conversionError".
     public var jsonObject: [String: Any] {
         func shape(_ s: [Int?]) -> [Int] {
             s.enumerated().map { $0.offset == 0 && $0.element == nil ? 1 : ($0.element ?? -1) }
@@ -86,6 +90,7 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             "unsupportedLayers": unsupportedLayers.map { ["name": $0.name, "className": $0.className, "detail": $0.detail] },
         ]
         if let backend { r["backend"] = backend }
+        if let conversionError { r["conversionError"] = conversionError }
         return r
     }
 
@@ -114,6 +119,7 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             lines.append("  unsupported layers (\(unsupportedLayers.count)): need a hook (--custom-layer / --lower):")
             for u in unsupportedLayers { lines.append("    - \(u)") }
         }
+        if let conversionError { lines.append("  does not convert: \(conversionError)") }
         return lines.joined(separator: "\n")
     }
 }
@@ -178,13 +184,21 @@ public enum KerasInspector {
             KerasModelSummary.Tensor(name: r.layer, shape: model.layer(named: r.layer)?.batchInputShape ?? [nil])
         }
         var outputs = model.outputs.map { KerasModelSummary.Tensor(name: $0.layer, shape: []) }
-        if unsupported.isEmpty, let g = try? session.run() {
-            outputs = g.outputs.map { KerasModelSummary.Tensor(name: $0, shape: [nil] + (g.tensorTypes[$0]?.shape.dropFirst().map { Optional($0) } ?? [])) }
+        var conversionError: String? = nil
+        if unsupported.isEmpty {
+            do {
+                let g = try session.run()
+                outputs = g.outputs.map { KerasModelSummary.Tensor(name: $0, shape: [nil] + (g.tensorTypes[$0]?.shape.dropFirst().map { Optional($0) } ?? [])) }
+            } catch {
+                conversionError = "\(error)"
+            }
         }
-        return KerasModelSummary(
+        var summary = KerasModelSummary(
             file: file.path, kerasVersion: source.version.string, backend: source.backend, modelClass: model.className,
             modelName: model.name, isWeightsOnly: source.isWeightsOnly, hasArchitecture: true, layers: layers,
             classCounts: counts, parameterCount: (try? store.parameterCount()) ?? 0, inputs: inputs, outputs: outputs,
             unsupportedLayers: unsupported)
+        summary.conversionError = conversionError
+        return summary
     }
 }

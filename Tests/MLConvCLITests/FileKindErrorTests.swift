@@ -40,4 +40,14 @@ final class FileKindErrorTests: XCTestCase {
         XCTAssertTrue(r.err.contains("no such file (relative to \(FileManager.default.currentDirectoryPath))"), r.err)
         XCTAssertTrue(r.err.contains(".mlbundle file"), r.err)
     }
+
+    /// Regression: inspect swallowed the conversion error of a damaged Keras file (exit 0, no word).
+    func testInspectReportsWhyAKerasFileDoesNotConvert() {
+        let file = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes/keras/model_weights_hard_links_to_itself.h5").path
+        let r = CLIRun(["inspect", file])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("conversionError: "), r.out)
+        let ok = CLIRun(["inspect", TestPaths.repositoryRoot.appendingPathComponent("Fixtures/demo/digits_cnn.h5").path])
+        XCTAssertFalse(ok.out.contains("conversionError"), ok.out)
+    }
 }

@@ -96,7 +96,8 @@ func graphReport(_ g: Graph) -> [String: Any] {
 func renderText(_ r: [String: Any]) -> String {
     var lines: [String] = []
     func shape(_ any: Any?) -> String { ((any as? [Int]) ?? []).map(String.init).joined(separator: "×") }
-    for key in ["format", "formatVersion", "producer", "disabledPasses", "kerasVersion", "backend", "modelClass", "weightsOnly"] {
+    for key in ["format", "formatVersion", "producer", "disabledPasses", "kerasVersion", "backend", "modelClass", "weightsOnly",
+                "conversionError"] {
         if let v = r[key] { lines.append("\(key): \(v)") }
     }
     for (title, key) in [("Inputs", "inputs"), ("Outputs", "outputs")] {
