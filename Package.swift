@@ -3,6 +3,7 @@
 //
 // Module graph (see docs/ARCHITECTURE.md):
 //   C shims (system libraries, no stable API): CHDF5, CDNNL
+//   AtomicFile     atomic file replacement (temp + fsync + rename, signal and kill -9 cleanup)
 //   MLGraph        typed graph IR, shape inference, verifier (pure Swift)
 //   HDF5           Swift wrapper over libhdf5 (CHDF5)
 //   KerasFrontend  Keras .h5 / JSON → MLGraph (HDF5)
@@ -39,15 +40,16 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("protobuf-c")]),
 
         // MARK: Public modules
+        .target(name: "AtomicFile"),
         .target(name: "MLGraph"),
         .target(name: "HDF5", dependencies: ["CHDF5"]),
         .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5"]),
-        .target(name: "MLBundle", dependencies: ["MLGraph"]),
-        .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto"],
+        .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile"]),
+        .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile"],
                 exclude: ["proto"]),
         .target(name: "MLPasses", dependencies: ["MLGraph"]),
-        .target(name: "ImageIO", dependencies: ["CImageIO"]),
-        .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL"]),
+        .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile"]),
+        .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
                                "MLRuntime", "ImageIO"]),
@@ -55,6 +57,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["MLGraph"], path: "Tests/TestSupport"),
+        .testTarget(name: "AtomicFileTests", dependencies: ["AtomicFile"]),
         .testTarget(name: "MLGraphTests", dependencies: ["MLGraph", "TestSupport"]),
         .testTarget(name: "HDF5Tests", dependencies: ["HDF5", "TestSupport"]),
         .testTarget(name: "KerasFrontendTests",

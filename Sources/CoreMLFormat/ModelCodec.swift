@@ -1,5 +1,6 @@
 // Decoding and encoding of whole Core ML models (.mlmodel protobuf bytes).
 import CCoreMLProto
+import AtomicFile
 import Foundation
 
 extension Spec.Model {
@@ -93,13 +94,14 @@ extension Spec.Model {
         return try decode(data, fileName: path)
     }
 
-    /// Writes `encode()` to `path` (atomically).
+    /// Writes `encode()` to `path` atomically (`AtomicFile`: temporary file, fsync, rename; no
+    /// temporary file survives a failure, SIGINT/SIGTERM, or — after the next write — a kill -9).
     public func write(toFile path: String) throws {
         let bytes = try encode()
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CoreMLFormatError.unreadable(file: path, reason: "cannot write: \(error.localizedDescription)")
+            try AtomicFile.write(bytes, to: path)
+        } catch let error as AtomicFileError {
+            throw CoreMLFormatError.unreadable(file: path, reason: error.reason)
         }
     }
 

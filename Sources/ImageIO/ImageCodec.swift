@@ -1,5 +1,6 @@
 // ImageCodec: PNG / JPEG decoding (libpng, libjpeg-turbo via CImageIO) and atomic PNG writing.
 import CImageIO
+import AtomicFile
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -130,51 +131,18 @@ public enum ImageCodec {
         return Data(bytes: output, count: size)
     }
 
-    /// Writes `image` as a PNG file (see `encodePNG`), atomically: the bytes go to a temporary
-    /// file in the same directory (`.<name>.tmp-<uuid>`), which is flushed and then renamed over
+    /// Writes `image` as a PNG file (see `encodePNG`), atomically (`AtomicFile`): the bytes go to a
+    /// temporary file in the same directory (`.<name>.mlconv-tmp-<pid>-<random>`), which is flushed and then renamed over
     /// `url`. Readers see either the old file or the complete new one; on any failure the
     /// temporary file is removed and an existing file at `url` is left untouched.
     /// - Throws: `ImageIOError.unwritable` (directory missing or read-only, `url` is a
     ///   directory, disk full), or the errors of `encodePNG`.
     public static func writePNG(_ image: Image, to url: URL) throws {
         let data = try encodePNG(image)
-        let path = url.path
-        let directory = url.deletingLastPathComponent().path
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(UUID().uuidString)").path
-
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let reason = systemError(errno)
-            throw ImageIOError.unwritable(path: path, reason: "cannot create a temporary file in '\(directory)': \(reason)")
-        }
-        var closed = false
         do {
-            try data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw ImageIOError.unwritable(path: path, reason: "writing the temporary file failed: \(systemError(errno))")
-                    }
-                    offset += written
-                }
-            }
-            guard fsync(fd) == 0 else {
-                throw ImageIOError.unwritable(path: path, reason: "flushing the temporary file failed: \(systemError(errno))")
-            }
-            closed = true
-            guard close(fd) == 0 else {
-                throw ImageIOError.unwritable(path: path, reason: "closing the temporary file failed: \(systemError(errno))")
-            }
-            guard rename(temporary, path) == 0 else {
-                throw ImageIOError.unwritable(path: path, reason: "renaming the temporary file into place failed: \(systemError(errno))")
-            }
-        } catch {
-            if !closed { _ = close(fd) }
-            _ = unlink(temporary)
-            throw error
+            try AtomicFile.write(data, to: url.path)
+        } catch let error as AtomicFileError {
+            throw ImageIOError.unwritable(path: url.path, reason: error.reason)
         }
     }
 
@@ -189,9 +157,5 @@ public enum ImageCodec {
         case CIMG_ERR_TOO_LARGE, CIMG_ERR_NOMEM: return .tooLarge(path: path, format: format, message: message)
         default: return .corrupt(path: path, format: format, message: message.isEmpty ? "unknown error" : message)
         }
-    }
-
-    private static func systemError(_ code: Int32) -> String {
-        String(cString: strerror(code))
     }
 }

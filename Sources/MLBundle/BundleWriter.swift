@@ -1,3 +1,4 @@
+import AtomicFile
 import Foundation
 import MLGraph
 #if canImport(Glibc)
@@ -219,45 +220,23 @@ struct IOFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Creates a unique temporary file next to `url`, lets `body` write it, fsyncs it and renames it
-/// to `url` (then fsyncs the directory, best effort). Removes the temporary file on any failure.
+/// Writes `url` through `AtomicFile` (temporary file, fsync, rename, directory fsync; the
+/// temporary file is removed on any failure and on SIGINT/SIGTERM), mapping every failure to
+/// `BundleError.writeFailed` naming the file.
 func writeAtomically(to url: URL, _ body: (inout ByteSink) throws -> Void) throws {
     let file = url.path
-    let dir = url.deletingLastPathComponent().path
-    let name = url.lastPathComponent
-    var tmpPath = ""
-    var fd: Int32 = -1
-    for attempt in 0..<100 {
-        let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        tmpPath = (dir as NSString).appendingPathComponent(".\(name).\(getpid())-\(token).tmp")
-        fd = open(tmpPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        if fd >= 0 { break }
-        let e = errno
-        if e != EEXIST || attempt == 99 {
-            throw BundleError.writeFailed(file: file, reason: "cannot create a temporary file in \(dir): \(String(cString: strerror(e)))")
-        }
-    }
-    var committed = false
-    defer {
-        if fd >= 0 { close(fd) }
-        if !committed { unlink(tmpPath) }
-    }
     do {
-        var sink = ByteSink(fd: fd)
-        try body(&sink)
-        if fsync(fd) != 0 { throw IOFailure(errno: errno, operation: "fsync") }
-        let rc = close(fd)
-        fd = -1
-        if rc != 0 { throw IOFailure(errno: errno, operation: "close") }
-        if rename(tmpPath, file) != 0 { throw IOFailure(errno: errno, operation: "rename to \(file)") }
-        committed = true
+        try AtomicFile.write(to: file) { fd in
+            var sink = ByteSink(fd: fd)
+            try body(&sink)
+        }
     } catch let e as BundleError {
         throw e
+    } catch let e as AtomicFileError {
+        throw BundleError.writeFailed(file: file, reason: e.reason)
     } catch {
         throw BundleError.writeFailed(file: file, reason: "\(error)")
     }
-    let dfd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_CLOEXEC)
-    if dfd >= 0 { _ = fsync(dfd); close(dfd) }
 }
 
 private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {

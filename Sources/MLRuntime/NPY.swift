@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import AtomicFile
 import Foundation
 import MLGraph
 
@@ -145,23 +146,14 @@ public enum NPY {
         return out
     }
 
-    /// Writes `array` to `url` as `.npy` (see `encode(_:)`), atomically: the bytes go to a
-    /// temporary file in the same directory, which is then renamed over `url`, so readers never
-    /// see a partial file.
+    /// Writes `array` to `url` as `.npy` (see `encode(_:)`), atomically (`AtomicFile`): readers
+    /// see the previous file or the complete new one, never a partial file.
     /// - Throws: `NPYError.io` naming the file when it cannot be written.
     public static func write(_ array: NDArray, to url: URL) throws {
-        let data = encode(array)
-        let dir = url.deletingLastPathComponent()
-        let tmp = dir.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))")
         do {
-            try data.write(to: tmp)
-        } catch {
-            throw NPYError.io(file: url.path, message: "cannot write: \(error.localizedDescription)")
-        }
-        if rename(tmp.path, url.path) != 0 {
-            let message = String(cString: strerror(errno))
-            unlink(tmp.path)
-            throw NPYError.io(file: url.path, message: "cannot move the written file into place: \(message)")
+            try AtomicFile.write(encode(array), to: url.path)
+        } catch let error as AtomicFileError {
+            throw NPYError.io(file: url.path, message: error.reason)
         }
     }
 

@@ -76,6 +76,6 @@ final class WriteTests: XCTestCase {
     }
 
     private func leftovers(in dir: URL) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".tmp-") }
+        try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".mlconv-tmp-") }
     }
 }
