@@ -12,6 +12,7 @@
 //   ImageIO        PNG/JPEG decode and encode (libpng, libjpeg-turbo), Vision-style resize/crop
 //   MLBundle       .mlbundle compiled format: writer + mmap reader (MLGraph)
 //   MLRuntime      CPU runtime: reference kernels + oneDNN kernels (MLGraph, MLBundle, CDNNL)
+//   MLPrediction   Core ML feature values, classical models (trees, GLMs, SVMs, kNN, encoders) and pipelines
 //   MLConvCLI      the `mlconv` commands as a library (everything above)
 //   mlconv         executable entry point
 import PackageDescription
@@ -50,9 +51,10 @@ let package = Package(
         .target(name: "MLPasses", dependencies: ["MLGraph"]),
         .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile"]),
         .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile"]),
+        .target(name: "MLPrediction", dependencies: ["MLGraph", "CoreMLFormat", "MLRuntime", "ImageIO"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO"]),
+                               "MLRuntime", "ImageIO", "MLPrediction"]),
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
 
         // MARK: Tests
@@ -67,6 +69,7 @@ let package = Package(
         .testTarget(name: "CoreMLFormatTests", dependencies: ["CoreMLFormat", "TestSupport"]),
         .testTarget(name: "MLPassesTests", dependencies: ["MLPasses", "MLRuntime", "TestSupport"]),
         .testTarget(name: "ImageIOTests", dependencies: ["ImageIO", "TestSupport"]),
+        .testTarget(name: "MLPredictionTests", dependencies: ["MLPrediction", "TestSupport"]),
         .testTarget(name: "MLConvCLITests", dependencies: ["MLConvCLI", "TestSupport"]),
     ]
 )
