@@ -1,0 +1,67 @@
+// From a decoded Core ML specification to a runnable `FeatureModel`: one loader per model kind.
+import CoreMLFormat
+import Foundation
+
+/// What a loader gets besides the model's own specification.
+public struct ModelLoadContext: Sendable {
+    /// Names the model in messages: the file name, or `file › pipeline stage 2 (glmClassifier)`.
+    public var name: String
+    /// Threads for neural-network stages (`MLRuntime.Model.Configuration.threadCount`).
+    public var threadCount: Int
+    public init(name: String, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.name = name
+        self.threadCount = threadCount
+    }
+    /// The context of a nested model (a pipeline stage).
+    public func stage(_ index: Int, kind: String) -> ModelLoadContext {
+        var c = self
+        c.name = "\(name) › stage \(index) (\(kind))"
+        return c
+    }
+}
+
+/// Loads Core ML models of every kind mlconv runs.
+public enum CoreMLModelLoader {
+    /// A loader builds the runnable model of one `Spec.ModelKind` from the whole `Spec.Model`
+    /// (its description says the input and output feature names and types).
+    public typealias Loader = @Sendable (Spec.Model, ModelLoadContext) throws -> any FeatureModel
+
+    /// One row per model kind mlconv runs. Kinds without a row are refused by `load`
+    /// (Apple-proprietary kinds with `FeatureError.appleProprietary`).
+    static let table: [Spec.ModelKind: Loader] = {
+        var t: [Spec.ModelKind: Loader] = [:]
+        // Rows are added by each model family's file (see `registerX` functions below).
+        for register in registrations { register(&t) }
+        return t
+    }()
+
+    /// Model families register their loaders here (one line per family file).
+    static let registrations: [@Sendable (inout [Spec.ModelKind: Loader]) -> Void] = [
+    ]
+
+    /// Model kinds whose parameters only Apple's Core ML framework can run.
+    public static let appleProprietaryKinds: Set<Spec.ModelKind> = [
+        .visionFeaturePrint, .audioFeaturePrint, .soundAnalysisPreprocessing, .textClassifier,
+        .wordTagger, .gazetteer, .wordEmbedding,
+    ]
+
+    /// The model kinds `load` runs.
+    public static var supportedKinds: Set<Spec.ModelKind> { Set(table.keys) }
+
+    /// Loads `spec` into a runnable model.
+    /// - Throws: `FeatureError.appleProprietary` for Apple-only kinds,
+    ///   `FeatureError.unsupportedModel` for other kinds mlconv does not run,
+    ///   `FeatureError.invalidModel` / `CoreMLFormatError` for damaged parameters.
+    public static func load(_ spec: Spec.Model, context: ModelLoadContext) throws -> any FeatureModel {
+        guard let kind = spec.kind else {
+            throw FeatureError.invalidModel(model: context.name, reason: "the model sets no model type (Model.Type is empty)")
+        }
+        if let loader = table[kind] { return try loader(spec, context) }
+        if appleProprietaryKinds.contains(kind) {
+            throw FeatureError.appleProprietary(model: context.name, kind: kind.description)
+        }
+        throw FeatureError.unsupportedModel(
+            model: context.name, kind: kind.description,
+            hint: "mlconv runs: " + supportedKinds.map(\.description).sorted().joined(separator: ", "))
+    }
+}

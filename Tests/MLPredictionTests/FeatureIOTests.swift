@@ -1,0 +1,36 @@
+import CoreMLFormat
+import XCTest
+@testable import MLPrediction
+
+final class FeatureIOTests: XCTestCase {
+    private func signature() -> FeatureSignature {
+        let d = Spec.ModelDescription(
+            input: [.init(name: "a", type: .init(.double)),
+                    .init(name: "v", type: .init(.multiArray(.init(shape: [2], dataType: .double)))),
+                    .init(name: "n", type: .init(.int64))],
+            output: [.init(name: "label", type: .init(.string)),
+                     .init(name: "probs", type: .init(.dictionary(.init(keyType: .string))))],
+            predictedFeatureName: "label", predictedProbabilitiesName: "probs")
+        return FeatureSignature(modelName: "m", description: d)
+    }
+
+    func testNumericVectorConcatenatesInputsInDescriptionOrder() throws {
+        let s = signature()
+        let v = try s.numericVector(from: ["n": .int64(7), "a": .double(1.5), "v": .multiArray(MultiArray(vector: [2, 3]))])
+        XCTAssertEqual(v, [1.5, 2, 3, 7])
+        XCTAssertThrowsError(try s.numericVector(from: ["a": .double(1), "v": .multiArray(MultiArray(vector: [2, 3]))])) {
+            XCTAssertEqual($0 as? FeatureError, .missingInput(model: "m", feature: "n", expected: "Int64"))
+        }
+        XCTAssertThrowsError(try s.numericVector(from: ["a": .string("x"), "v": .double(1), "n": .int64(1)])) {
+            guard case .typeMismatch(_, "a", _, "String")? = $0 as? FeatureError else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try s.numericVector(from: ["a": .double(1), "v": .double(1), "n": .int64(1)], count: 4))
+    }
+
+    func testClassifierOutputsPickTheFirstLargestScore() throws {
+        let out = try signature().classifierOutputs(labels: .strings(["x", "y", "z"]), scores: [0.2, 0.4, 0.4])
+        XCTAssertEqual(out["label"], .string("y"))
+        XCTAssertEqual(out["probs"], .dictionary(.stringKeys(["x": 0.2, "y": 0.4, "z": 0.4])))
+        XCTAssertThrowsError(try signature().classifierOutputs(labels: .int64s([1, 2]), scores: [1]))
+    }
+}
