@@ -673,8 +673,8 @@ def case_svc_linear():
     X, y, _ = iris()
     m = SVC(kernel="linear", C=1.0).fit(X, y)
     return _svc_case("svc_linear", m, X, 110, "sklearn.svm.SVC(kernel='linear'), iris; converter",
-                     "One-vs-one voting over 3 classes; no probability model, so only classLabel is "
-                     "recorded (the model's classProbability output has no LibSVM meaning without probA/probB).")
+                     "One-vs-one voting over 3 classes; without probability=True the converter gives the model "
+                     "only a classLabel output.")
 
 
 @case
