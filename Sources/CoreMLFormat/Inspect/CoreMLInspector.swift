@@ -12,7 +12,13 @@ public enum CoreMLInspector {
     /// Inspects the model at `url` (an `.mlmodel` file or an `.mlpackage` directory).
     /// - Throws: the codec's `CoreMLFormatError` (`.unreadable`, `.invalidPackage`, `.notAModel`)
     ///   when the file cannot be read or is not a Core ML model.
-    public static func report(for url: URL) throws -> CoreMLReport {
+    /// Whether mlconv can run a (sub-)model, and a one-line reason; supplied by whoever knows the
+    /// runtime's model loaders (`mlconv inspect` asks `MLPrediction.CoreMLModelLoader`). Nil from
+    /// the check, or no check, keeps the inspector's own statement.
+    public typealias RunCheck = @Sendable (Spec.Model) -> (canRun: Bool, summary: String)?
+
+    /// - Parameter runCheck: says for the model and each pipeline stage whether mlconv runs it.
+    public static func report(for url: URL, runCheck: RunCheck? = nil) throws -> CoreMLReport {
         let path = url.path
         var isDir: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
@@ -43,7 +49,7 @@ public enum CoreMLInspector {
             head.append("  File:          .mlmodel, \(byteString(size))")
         }
         try validate(model, file: path)
-        var section = describe(model, fileName: url.lastPathComponent, topLevel: true)
+        var section = describe(model, fileName: url.lastPathComponent, topLevel: true, runCheck: runCheck)
         for (k, v) in section.json { json[k] = v }
         if !model.unknownFieldWarnings.isEmpty {
             json["warnings"] = model.unknownFieldWarnings
@@ -84,7 +90,7 @@ public enum CoreMLInspector {
         var lines: [String] = []
     }
 
-    static func describe(_ model: Spec.Model, fileName: String, topLevel: Bool) -> Section {
+    static func describe(_ model: Spec.Model, fileName: String, topLevel: Bool, runCheck: RunCheck? = nil) -> Section {
         var s = Section()
         let kind = model.kind?.name ?? "none"
         let v = Int(model.specificationVersion)
@@ -163,13 +169,21 @@ public enum CoreMLInspector {
         case let .neuralNetworkRegressor(r):
             body = NeuralNetworkInspection.describe(r.network, classifier: nil, model: model, fileName: fileName, notes: &notes)
         case .pipeline, .pipelineClassifier, .pipelineRegressor:
-            body = pipeline(model, fileName: fileName, notes: &notes)
+            body = pipeline(model, fileName: fileName, notes: &notes, runCheck: runCheck)
         case let .serializedModel(sm):
             body.json["details"] = ["identifier": sm.identifier, "bytes": sm.model.count]
             body.lines = ["", "  Serialized model '\(sm.identifier)', \(byteString(sm.model.count)): contents not shown; mlconv cannot run it"]
             body.json["mlconv"] = ["canImport": false, "canRun": false, "summary": "serialized models are opaque to mlconv"]
         case let .other(k, content):
             body = OtherModelInspection.describe(kind: k, content: content, notes: &notes)
+            if let (canRun, summary) = runCheck?(model) {
+                // The runtime's own answer replaces the inspector's statement of what it cannot do.
+                let old = (body.json["mlconv"] as? [String: Any])?["summary"] as? String
+                notes.removeAll { $0 == old }
+                if !canRun { notes.append(summary) }
+                body.json["mlconv"] = ["canImport": false, "canRun": canRun, "summary": summary] as [String: Any]
+                if canRun { body.lines.append("  mlconv: \(summary)") }
+            }
         case .none:
             body.lines = ["", "  The model has no type (the Model.Type field is empty)."]
             body.json["mlconv"] = ["canImport": false, "canRun": false, "summary": "the model has no type"]
@@ -185,7 +199,7 @@ public enum CoreMLInspector {
         return s
     }
 
-    static func pipeline(_ model: Spec.Model, fileName: String, notes: inout [String]) -> Section {
+    static func pipeline(_ model: Spec.Model, fileName: String, notes: inout [String], runCheck: RunCheck? = nil) -> Section {
         var s = Section()
         let stages = model.pipelineModels
         let names: [String] = {
@@ -202,7 +216,7 @@ public enum CoreMLInspector {
         var allRun = !stages.isEmpty
         for (i, m) in stages.enumerated() {
             let name = i < names.count ? names[i] : ""
-            var sub = describe(m, fileName: fileName, topLevel: false)
+            var sub = describe(m, fileName: fileName, topLevel: false, runCheck: runCheck)
             var j = sub.json
             j["index"] = i
             if !name.isEmpty { j["name"] = name }
@@ -218,9 +232,11 @@ public enum CoreMLInspector {
             s.lines += sub.lines
         }
         s.json["pipeline"] = ["stageCount": stages.count, "stages": items] as [String: Any]
-        let summary = "pipelines are not imported by mlconv (only neural networks are); "
+        var summary = "pipelines are not imported by mlconv (only neural networks are); "
             + (allRun ? "every stage is a neural network mlconv could import on its own" : "some stages cannot be run by mlconv")
-        s.json["mlconv"] = ["canImport": false, "canRun": false, "summary": summary]
+        var canRun = false
+        if let (ok, why) = runCheck?(model) { canRun = ok; summary = why }
+        s.json["mlconv"] = ["canImport": false, "canRun": canRun, "summary": summary]
         s.lines.append("")
         s.lines.append("  mlconv: \(summary)")
         return s

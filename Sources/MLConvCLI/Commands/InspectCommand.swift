@@ -1,4 +1,5 @@
 import Foundation
+import MLPrediction
 import CoreMLFormat
 import KerasFrontend
 import MLBundle
@@ -36,7 +37,7 @@ enum InspectCommand: Command {
             if !b.disabledPasses.isEmpty { r["disabledPasses"] = b.disabledPasses.sorted().joined(separator: ", ") }
             report = r
         case .coreML:
-            let r = try CoreMLInspector.report(for: url)
+            let r = try CoreMLInspector.report(for: url, runCheck: runCheck)
             report = r.jsonObject
             text = r.text
         }
@@ -127,4 +128,17 @@ func renderText(_ r: [String: Any]) -> String {
         }
     }
     return lines.joined(separator: "\n")
+}
+
+/// Whether `mlconv predict` runs a Core ML (sub-)model: loads it with the runtime's own loaders
+/// (`CoreMLModelLoader`), so `inspect` says exactly what `predict` will do. Neural networks keep
+/// the inspector's importer-based statement.
+let runCheck: CoreMLInspector.RunCheck = { model in
+    guard let kind = model.kind, !tensorPathKinds.contains(kind) else { return nil }
+    do {
+        _ = try CoreMLModelLoader.load(model, context: ModelLoadContext(name: kind.description, threadCount: 1))
+        return (true, "mlconv runs this model (mlconv predict, typed inputs or --inputs batches)")
+    } catch {
+        return (false, "\(error)")
+    }
 }
