@@ -931,6 +931,41 @@ def case_knn_sklearn_converter():
 # transformers
 # ----------------------------------------------------------------------------------------------
 
+def coreml_feature_pipeline(models, X, input_name):
+    """NumPy reference of the proto semantics of a converted feature pipeline (arrayFeatureExtractor,
+    oneHotEncoder with int64 categories (IgnoreUnknown), featureVectorizer, nested pipelines) applied
+    to rows X fed as `input_name`; returns the last stage's first output for every row."""
+    feats = {input_name: np.asarray(X, dtype=np.float64)}
+    last = input_name
+    for m in models:
+        t = m.WhichOneof("Type")
+        ins = [f.name for f in m.description.input]
+        out = m.description.output[0].name
+        if t == "pipeline":
+            feats[out] = coreml_feature_pipeline(m.pipeline.models, feats[ins[0]], ins[0])
+        elif t == "arrayFeatureExtractor":
+            feats[out] = feats[ins[0]][:, list(m.arrayFeatureExtractor.extractIndex)]
+        elif t == "oneHotEncoder":
+            cats = list(m.oneHotEncoder.int64Categories.vector)
+            col = feats[ins[0]].reshape(len(X), -1)[:, 0]
+            feats[out] = np.array([[1.0 if v == c else 0.0 for c in cats] for v in col])
+        elif t == "featureVectorizer":
+            feats[out] = np.hstack([feats[c.inputColumn].reshape(len(X), -1)[:, :c.inputDimensions]
+                                    for c in m.featureVectorizer.inputList])
+        else:
+            raise ValueError("coreml_feature_pipeline: unexpected stage " + t)
+        last = out
+    return feats[last]
+
+
+ONE_HOT_CONVERTER_NOTE = (
+    "coremltools 7.2's OneHotEncoder converter (written for scikit-learn < 0.20, whose encoder took "
+    "integer columns 0..n-1) writes each column's categories as 0..n-1, not the fitted categories_; "
+    "Core ML then encodes by those written categories. Expected values are Core ML's: a NumPy "
+    "reference of OneHotEncoder.proto applied to the file's own stages (coreml_feature_pipeline); "
+    "scikit-learn's transform differs wherever a fitted category is not its own index.")
+
+
 @case
 def case_one_hot_encoder():
     rng = np.random.RandomState(300)
@@ -939,12 +974,13 @@ def case_one_hot_encoder():
     ml = convert(m, "input", "output")
     Xt = np.vstack([Xtr[:20], [[4, 5], [1, 8], [0, 0], [3, 9]]]).astype(np.int64)
     inputs = [{"input": r.astype(np.float64)} for r in Xt]
-    expected = [{"output": v} for v in m.transform(Xt)]
+    expected = [{"output": v} for v in coreml_feature_pipeline(get_spec(ml).pipeline.models, Xt, "input")]
     return write_case("one_hot_encoder", ml, inputs, expected,
                       "sklearn.preprocessing.OneHotEncoder(handle_unknown='ignore'), two int columns; converter",
                       TOL_EXACT, "The converter builds a pipeline: arrayFeatureExtractor per column → "
-                      "oneHotEncoder (int64 categories, IgnoreUnknown) → featureVectorizer. Unseen "
-                      "categories (rows 20–22) give all-zero blocks.")
+                      "oneHotEncoder (int64 categories, IgnoreUnknown) → featureVectorizer. "
+                      + ONE_HOT_CONVERTER_NOTE + " Values outside the written categories give all-zero blocks.",
+                      {"reference": "NumPy coreml_feature_pipeline in the script (scikit-learn's transform differs)"})
 
 
 @case
@@ -1387,15 +1423,18 @@ def _isr_spec(items, sims, shifts, with_num, with_exclusion):
     spec.specificationVersion = 4
     isr = spec.itemSimilarityRecommender
     n = len(items)
-    for k in range(n):
+    # ItemSimilarityRecommender.proto: a SimilarItems entry's itemId is the base (observed) item i;
+    # its similarItemList holds the items k with sim(k, i); its itemScoreAdjustment is the base item's
+    # shift (used as shift_k when that item is scored).
+    for b in range(n):
         s = isr.itemItemSimilarities.add()
-        s.itemId = k
-        s.itemScoreAdjustment = shifts[k]
-        for i in range(n):
-            if sims[k, i] != 0:
+        s.itemId = b
+        s.itemScoreAdjustment = shifts[b]
+        for k in range(n):
+            if sims[k, b] != 0:
                 c = s.similarItemList.add()
-                c.itemId = i
-                c.similarityScore = sims[k, i]
+                c.itemId = k
+                c.similarityScore = sims[k, b]
     isr.itemStringIds.vector.extend(items)
     isr.itemInputFeatureName = "items"
     f = spec.description.input.add()
@@ -1471,8 +1510,9 @@ def case_item_similarity_recommender():
                       "Model_pb2 itemSimilarityRecommender (8 string items, sparse similarities, score shifts)",
                       TOL_EXACT,
                       "NumPy reference of ItemSimilarityRecommender.proto: score_k = Σ_i sim(k,i)·(score_i − "
-                      "shift_k) over the observed items i (sim(k,i) is the similarityScore of item i in the "
-                      "similarItemList of SimilarItems k, shift_k its itemScoreAdjustment; missing pairs are 0). "
+                      "shift_k) over the observed items i (sim(k,i) is the similarityScore of item k in the "
+                      "similarItemList of the SimilarItems entry whose itemId is i, as the proto's SimilarItems "
+                      "comment says; shift_k is the itemScoreAdjustment of item k's own entry; missing pairs are 0). "
                       "Items in the exclusion list (every third row gives 'exclude'; otherwise the observed "
                       "items) are not recommended. The k input limits the list to the k best; "
                       "recommendedItems is in descending score order and recommendedItemScores holds the "
@@ -1526,14 +1566,19 @@ def case_pipeline_regressor_imputer_onehot_trees():
     Xt = np.vstack([cat[rng.choice(len(cat), 22, replace=False)],
                     [[np.nan, np.nan, np.nan], [4.0, 1.0, 0.0], [2.0, 0.0, 5.0]]])
     inputs = [{"input": r} for r in Xt]
-    expected = [{"survival_score": v} for v in m.predict(Xt)]
+    # Core ML's path: the imputer (scikit-learn's own transform), the converted one-hot stages as the
+    # proto defines them (see ONE_HOT_CONVERTER_NOTE), then scikit-learn's trees on that vector.
+    onehot = [st for st in get_spec(ml).pipelineRegressor.pipeline.models if st.WhichOneof("Type") == "pipeline"][0]
+    encoded = coreml_feature_pipeline(onehot.pipeline.models, m.steps[0][1].transform(Xt), "__feature_vector__")
+    expected = [{"survival_score": v} for v in m.steps[-1][1].predict(encoded)]
     return write_case("pipeline_regressor_imputer_onehot_trees", ml, inputs, expected,
                       "sklearn Pipeline(SimpleImputer(most_frequent), OneHotEncoder(handle_unknown='ignore'), "
                       "GradientBoostingRegressor(n_estimators=6, max_depth=2)) on a synthetic Titanic-like "
                       "table (pclass, sex, embarked with NaN); converter", TOL_EXACT,
                       "NaN → most frequent value, then one-hot (a nested pipeline from the OneHotEncoder "
-                      "converter), then trees. The last two rows hold unseen categories (pclass 4, embarked 5): "
-                      "all-zero one-hot block.")
+                      "converter), then trees. " + ONE_HOT_CONVERTER_NOTE + " Expected = scikit-learn's "
+                      "imputer and trees around Core ML's one-hot vector.",
+                      {"reference": "scikit-learn imputer + NumPy coreml_feature_pipeline + scikit-learn predict"})
 
 
 @case
