@@ -37,6 +37,8 @@ public enum CoreMLModelLoader {
 
     /// Model families register their loaders here (one line per family file).
     static let registrations: [@Sendable (inout [Spec.ModelKind: Loader]) -> Void] = [
+        registerPipelines,
+        registerNeuralNetworks,
     ]
 
     /// Model kinds whose parameters only Apple's Core ML framework can run.
