@@ -39,6 +39,17 @@ public enum CoreMLModelLoader {
     static let registrations: [@Sendable (inout [Spec.ModelKind: Loader]) -> Void] = [
         registerPipelines,
         registerNeuralNetworks,
+        registerOneHotEncoder,
+        registerFeatureVectorizer,
+        registerDictVectorizer,
+        registerArrayFeatureExtractor,
+        registerCategoricalMapping,
+        registerNormalizer,
+        registerScaler,
+        registerImputer,
+        registerIdentity,
+        registerNonMaximumSuppression,
+        registerItemSimilarityRecommender,
     ]
 
     /// Model kinds whose parameters only Apple's Core ML framework can run.

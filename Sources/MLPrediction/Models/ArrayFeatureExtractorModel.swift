@@ -71,3 +71,14 @@ public struct ArrayFeatureExtractorModel: FeatureModel {
         }
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `arrayFeatureExtractor` row.
+    static func registerArrayFeatureExtractor(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.arrayFeatureExtractor] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .arrayFeatureExtractor(p) = $0 { return p }; return nil }
+            let indices = try p.extractIndex.map { try checkedIndex($0, "extractIndex", context) }
+            return try ArrayFeatureExtractorModel(indices: indices, description: spec.description, name: context.name)
+        }
+    }
+}

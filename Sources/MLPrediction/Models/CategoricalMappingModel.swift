@@ -76,3 +76,25 @@ public struct CategoricalMappingModel: FeatureModel {
             reason: "\(i) is not in the mapping and the model has no default value; give a known category")
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `categoricalMapping` row.
+    static func registerCategoricalMapping(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.categoricalMapping] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .categoricalMapping(p) = $0 { return p }; return nil }
+            let mapping: CategoricalMappingModel.Mapping
+            switch p.mappingType {
+            case let .stringToInt64Map(m)?: mapping = .stringToInt64(m.map)
+            case let .int64ToStringMap(m)?: mapping = .int64ToString(m.map)
+            case nil: throw FeatureError.invalidModel(model: context.name, reason: "the categorical mapping sets no mapping (stringToInt64Map or int64ToStringMap)")
+            }
+            let d: CategoricalMappingModel.Default?
+            switch p.valueOnUnknown {
+            case let .strValue(s)?: d = .string(s)
+            case let .int64Value(i)?: d = .int64(i)
+            case nil: d = nil
+            }
+            return try CategoricalMappingModel(mapping: mapping, defaultValue: d, description: spec.description, name: context.name)
+        }
+    }
+}

@@ -79,3 +79,19 @@ public struct DictVectorizerModel: FeatureModel {
         return [output.name: signature.arrayValue(v, for: output)]
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `dictVectorizer` row.
+    static func registerDictVectorizer(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.dictVectorizer] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .dictVectorizer(p) = $0 { return p }; return nil }
+            let keys: DictVectorizerModel.Keys
+            switch p.map {
+            case let .stringToIndex(v)?: keys = .strings(v.vector)
+            case let .int64ToIndex(v)?: keys = .int64s(v.vector)
+            case nil: throw FeatureError.invalidModel(model: context.name, reason: "the dictionary vectorizer sets no mapping (stringToIndex or int64ToIndex)")
+            }
+            return try DictVectorizerModel(keys: keys, description: spec.description, name: context.name)
+        }
+    }
+}

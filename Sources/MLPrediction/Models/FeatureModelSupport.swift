@@ -58,3 +58,24 @@ extension FeatureValue {
 /// The largest vector a feature-engineering model builds from sizes read from a file
 /// (2^28 values, 2 GiB of doubles): larger sizes are refused as damaged.
 let maximumFeatureVectorLength = 1 << 28
+
+extension CoreMLModelLoader {
+    /// The typed parameters of a classical model (`Spec.Model.classicalParameters`), picked by
+    /// `extract`; `FeatureError.invalidModel` naming the model when they are absent.
+    static func classicalParameters<T>(_ spec: Spec.Model, _ context: ModelLoadContext,
+                                       _ extract: (Spec.ClassicalParameters) -> T?) throws -> T {
+        guard let p = try spec.classicalParameters(file: context.name), let t = extract(p) else {
+            throw FeatureError.invalidModel(model: context.name,
+                                            reason: "the \(spec.kind?.name ?? "model")'s parameters are missing")
+        }
+        return t
+    }
+
+    /// A count or index read from a file, as an Int in 0...`maximumFeatureVectorLength`.
+    static func checkedIndex(_ v: UInt64, _ what: String, _ context: ModelLoadContext) throws -> Int {
+        guard let i = Int(exactly: v), i <= maximumFeatureVectorLength else {
+            throw FeatureError.invalidModel(model: context.name, reason: "\(what) \(v) is too large (at most \(maximumFeatureVectorLength))")
+        }
+        return i
+    }
+}

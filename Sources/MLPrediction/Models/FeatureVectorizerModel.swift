@@ -86,3 +86,17 @@ public struct FeatureVectorizerModel: FeatureModel {
         }
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `featureVectorizer` row.
+    static func registerFeatureVectorizer(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.featureVectorizer] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .featureVectorizer(p) = $0 { return p }; return nil }
+            let columns = try p.inputList.map {
+                FeatureVectorizerModel.Column(name: $0.inputColumn,
+                                              dimension: try checkedIndex($0.inputDimensions, "inputDimensions of '\($0.inputColumn)'", context))
+            }
+            return try FeatureVectorizerModel(columns: columns, description: spec.description, name: context.name)
+        }
+    }
+}

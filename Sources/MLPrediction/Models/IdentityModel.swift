@@ -33,3 +33,13 @@ public struct IdentityModel: FeatureModel {
         return out
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `identity` row.
+    static func registerIdentity(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.identity] = { spec, context in
+            _ = try classicalParameters(spec, context) { if case let .identity(p) = $0 { return p }; return nil }
+            return try IdentityModel(description: spec.description, name: context.name)
+        }
+    }
+}

@@ -106,3 +106,31 @@ public struct ImputerModel: FeatureModel {
         }
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `imputer` row.
+    static func registerImputer(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.imputer] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .imputer(p) = $0 { return p }; return nil }
+            let imputed: ImputerModel.ImputedValue
+            switch p.imputedValue {
+            case let .imputedDoubleValue(d)?: imputed = .double(d)
+            case let .imputedInt64Value(i)?: imputed = .int64(i)
+            case let .imputedStringValue(s)?: imputed = .string(s)
+            case let .imputedDoubleArray(v)?: imputed = .doubleArray(v.vector)
+            case let .imputedInt64Array(v)?: imputed = .int64Array(v.vector)
+            case let .imputedStringDictionary(m)?: imputed = .stringDictionary(m.map)
+            case let .imputedInt64Dictionary(m)?: imputed = .int64Dictionary(m.map)
+            case nil: throw FeatureError.invalidModel(model: context.name, reason: "the imputer sets no imputed value")
+            }
+            let replace: ImputerModel.ReplaceValue?
+            switch p.replaceValue {
+            case let .replaceDoubleValue(d)?: replace = .double(d)
+            case let .replaceInt64Value(i)?: replace = .int64(i)
+            case let .replaceStringValue(s)?: replace = .string(s)
+            case nil: replace = nil
+            }
+            return try ImputerModel(imputed: imputed, replace: replace, description: spec.description, name: context.name)
+        }
+    }
+}

@@ -226,3 +226,31 @@ public struct ItemSimilarityRecommenderModel: FeatureModel {
         return out
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `itemSimilarityRecommender` row.
+    static func registerItemSimilarityRecommender(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.itemSimilarityRecommender] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .itemSimilarityRecommender(p) = $0 { return p }; return nil }
+            let similarities = try p.itemItemSimilarities.map { s in
+                ItemSimilarityRecommenderModel.SimilarItems(
+                    itemId: try checkedIndex(s.itemId, "itemId", context),
+                    similarItems: try s.similarItemList.map { (try checkedIndex($0.itemId, "itemId", context), $0.similarityScore) },
+                    itemScoreAdjustment: s.itemScoreAdjustment)
+            }
+            let strings = p.itemStringIds?.vector ?? [], ints = p.itemInt64Ids?.vector ?? []
+            if !strings.isEmpty, !ints.isEmpty {
+                throw FeatureError.invalidModel(model: context.name, reason: "both string and integer item ids are given; give one kind")
+            }
+            let ids: ItemSimilarityRecommenderModel.ItemIds? = !ints.isEmpty ? .int64s(ints) : !strings.isEmpty ? .strings(strings) : nil
+            return try ItemSimilarityRecommenderModel(parameters: .init(
+                similarities: similarities, itemIds: ids, itemInputFeatureName: p.itemInputFeatureName,
+                numRecommendationsInputFeatureName: p.numRecommendationsInputFeatureName,
+                itemRestrictionInputFeatureName: p.itemRestrictionInputFeatureName,
+                itemExclusionInputFeatureName: p.itemExclusionInputFeatureName,
+                recommendedItemListOutputFeatureName: p.recommendedItemListOutputFeatureName,
+                recommendedItemScoreOutputFeatureName: p.recommendedItemScoreOutputFeatureName),
+                description: spec.description, name: context.name)
+        }
+    }
+}

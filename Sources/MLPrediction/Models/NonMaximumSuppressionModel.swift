@@ -192,3 +192,30 @@ public struct NonMaximumSuppressionModel: FeatureModel {
         }
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `nonMaximumSuppression` row.
+    static func registerNonMaximumSuppression(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.nonMaximumSuppression] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .nonMaximumSuppression(p) = $0 { return p }; return nil }
+            let perClass: Bool
+            switch p.suppressionMethod {
+            case let .pickTop(m)?: perClass = m.perClass
+            case nil: throw FeatureError.invalidModel(model: context.name, reason: "the non-maximum suppression sets no suppression method (pickTop)")
+            }
+            let labels: ClassLabels?
+            switch p.classLabels {
+            case let .stringClassLabels(v)?: labels = .strings(v.vector)
+            case let .int64ClassLabels(v)?: labels = .int64s(v.vector)
+            case nil: labels = nil
+            }
+            return try NonMaximumSuppressionModel(parameters: .init(
+                iouThreshold: p.iouThreshold, confidenceThreshold: p.confidenceThreshold, perClass: perClass,
+                confidenceInputFeatureName: p.confidenceInputFeatureName, coordinatesInputFeatureName: p.coordinatesInputFeatureName,
+                iouThresholdInputFeatureName: p.iouThresholdInputFeatureName,
+                confidenceThresholdInputFeatureName: p.confidenceThresholdInputFeatureName,
+                confidenceOutputFeatureName: p.confidenceOutputFeatureName, coordinatesOutputFeatureName: p.coordinatesOutputFeatureName,
+                classLabels: labels), description: spec.description, name: context.name)
+        }
+    }
+}

@@ -48,3 +48,20 @@ public struct NormalizerModel: FeatureModel {
         return [output.name: .multiArray(try MultiArray(shape: a.shape, dataType: dt, values: y))]
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `normalizer` row.
+    static func registerNormalizer(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.normalizer] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .normalizer(p) = $0 { return p }; return nil }
+            let norm: NormalizerModel.Norm
+            switch p.normType {
+            case .lMax: norm = .lMax
+            case .l1: norm = .l1
+            case .l2: norm = .l2
+            default: throw FeatureError.invalidModel(model: context.name, reason: "normType \(p.normType.rawValue) is not LMax (0), L1 (1) or L2 (2)")
+            }
+            return try NormalizerModel(norm: norm, description: spec.description, name: context.name)
+        }
+    }
+}

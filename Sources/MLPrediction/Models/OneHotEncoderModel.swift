@@ -107,3 +107,25 @@ public struct OneHotEncoderModel: FeatureModel {
         }
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `oneHotEncoder` row.
+    static func registerOneHotEncoder(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.oneHotEncoder] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .oneHotEncoder(p) = $0 { return p }; return nil }
+            let categories: OneHotEncoderModel.Categories
+            switch p.categoryType {
+            case let .stringCategories(v)?: categories = .strings(v.vector)
+            case let .int64Categories(v)?: categories = .int64s(v.vector)
+            case nil:
+                throw FeatureError.invalidModel(model: context.name, reason: "the one-hot encoder sets no categories (stringCategories or int64Categories)")
+            }
+            guard p.handleUnknown == .errorOnUnknown || p.handleUnknown == .ignoreUnknown else {
+                throw FeatureError.invalidModel(model: context.name, reason: "handleUnknown is \(p.handleUnknown.rawValue); expected 0 (ErrorOnUnknown) or 1 (IgnoreUnknown)")
+            }
+            return try OneHotEncoderModel(parameters: .init(categories: categories, outputSparse: p.outputSparse,
+                                                            ignoreUnknown: p.handleUnknown == .ignoreUnknown),
+                                          description: spec.description, name: context.name)
+        }
+    }
+}

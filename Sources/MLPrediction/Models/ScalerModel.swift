@@ -75,3 +75,13 @@ public struct ScalerModel: FeatureModel {
             reason: "an array of \(y.count) values cannot be the scalar output '\(output.name)'")
     }
 }
+
+extension CoreMLModelLoader {
+    /// The `scaler` row.
+    static func registerScaler(_ t: inout [Spec.ModelKind: Loader]) {
+        t[.scaler] = { spec, context in
+            let p = try classicalParameters(spec, context) { if case let .scaler(p) = $0 { return p }; return nil }
+            return try ScalerModel(shift: p.shiftValue, scale: p.scaleValue, description: spec.description, name: context.name)
+        }
+    }
+}
