@@ -225,5 +225,47 @@ enum GLMFamily {
                 model: ctx.name, kind: "bayesianProbitRegressor",
                 hint: "its .proto stores no β for Φ(<w,x>/β), leaves the input encoding unspecified and samples one output at random, so its predictions cannot be reproduced")
         }
+        GLMLoaders.register(&t)
+    }
+}
+
+enum GLMLoaders {
+    static func register(_ t: inout [Spec.ModelKind: CoreMLModelLoader.Loader]) {
+        t[.glmRegressor] = { spec, ctx in
+            guard case let .glmRegressor(g) = try CoreMLModelLoader.classical(spec, ctx, .glmRegressor) else { throw FeatureError.invalidModel(model: ctx.name, reason: "not a glmRegressor") }
+            let transform: GLMRegressorParameters.Transform
+            switch g.postEvaluationTransform {
+            case .noTransform: transform = .none
+            case .logit: transform = .logit
+            case .probit: transform = .probit
+            default: throw FeatureError.invalidModel(model: ctx.name, reason: "unknown GLMRegressor postEvaluationTransform \(g.postEvaluationTransform.rawValue)")
+            }
+            return try GLMRegressorModel(.init(weights: g.weights.map(\.value), offsets: g.offset, transform: transform),
+                                         signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+        t[.glmClassifier] = { spec, ctx in
+            guard case let .glmClassifier(g) = try CoreMLModelLoader.classical(spec, ctx, .glmClassifier) else { throw FeatureError.invalidModel(model: ctx.name, reason: "not a glmClassifier") }
+            let transform: GLMClassifierParameters.Transform
+            switch g.postEvaluationTransform {
+            case .logit: transform = .logit
+            case .probit: transform = .probit
+            default: throw FeatureError.invalidModel(model: ctx.name, reason: "unknown GLMClassifier postEvaluationTransform \(g.postEvaluationTransform.rawValue)")
+            }
+            let encoding: GLMClassifierParameters.ClassEncoding
+            switch g.classEncoding {
+            case .referenceClass: encoding = .referenceClass
+            case .oneVsRest: encoding = .oneVsRest
+            default: throw FeatureError.invalidModel(model: ctx.name, reason: "unknown GLMClassifier classEncoding \(g.classEncoding.rawValue)")
+            }
+            let labels: ClassLabels
+            switch g.classLabels {
+            case let .stringClassLabels(s)?: labels = .strings(s.vector)
+            case let .int64ClassLabels(s)?: labels = .int64s(s.vector)
+            case nil: throw FeatureError.invalidModel(model: ctx.name, reason: "the GLM classifier has no class labels")
+            }
+            return try GLMClassifierModel(.init(weights: g.weights.map(\.value), offsets: g.offset, transform: transform,
+                                                encoding: encoding, labels: labels),
+                                          signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
     }
 }

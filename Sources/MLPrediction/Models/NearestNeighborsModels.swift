@@ -209,3 +209,53 @@ public struct KNearestNeighborsClassifierModel: FeatureModel {
         return out
     }
 }
+
+enum NearestNeighborsFamily {
+    /// The row of `CoreMLModelLoader.table` for `kNearestNeighborsClassifier`.
+    static let register: @Sendable (inout [Spec.ModelKind: CoreMLModelLoader.Loader]) -> Void = { t in
+        t[.kNearestNeighborsClassifier] = { spec, ctx in
+            guard case let .kNearestNeighborsClassifier(c) = try CoreMLModelLoader.classical(spec, ctx, .kNearestNeighborsClassifier) else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "not a kNearestNeighborsClassifier")
+            }
+            func bad(_ r: String) -> FeatureError { .invalidModel(model: ctx.name, reason: r) }
+            guard let index = c.nearestNeighborsIndex else { throw bad("the kNN classifier has no nearestNeighborsIndex") }
+            let indexType: KNearestNeighborsParameters.Index
+            switch index.indexType {
+            case .linearIndex?: indexType = .linear
+            case let .singleKdTreeIndex(k)?: indexType = .kdTree(leafSize: k.leafSize)
+            case nil: throw bad("the kNN index sets no index type (linearIndex or singleKdTreeIndex)")
+            }
+            guard index.distanceFunction != nil else { throw bad("the kNN index sets no distance function") }
+            let weighting: KNearestNeighborsParameters.Weighting
+            switch c.weightingScheme {
+            case .uniformWeighting?: weighting = .uniform
+            case .inverseDistanceWeighting?: weighting = .inverseDistance
+            case nil: throw bad("the kNN classifier sets no weighting scheme")
+            }
+            let defaultLabel: FeatureValue?
+            switch c.defaultClassLabel {
+            case let .defaultStringLabel(s)?: defaultLabel = .string(s)
+            case let .defaultInt64Label(i)?: defaultLabel = .int64(i)
+            case nil: defaultLabel = nil
+            }
+            let labels: ClassLabels
+            switch c.classLabels {
+            case let .stringClassLabels(s)?: labels = .strings(s.vector)
+            case let .int64ClassLabels(s)?: labels = .int64s(s.vector)
+            case nil:
+                if case .string? = defaultLabel { labels = .strings([]) } else { labels = .int64s([]) }
+            }
+            let allowed: KNearestNeighborsParameters.Allowed?
+            switch c.numberOfNeighbors?.allowedValues {
+            case let .range(r)?: allowed = .range(min: r.minValue, max: r.maxValue)
+            case let .set(s)?: allowed = .set(s.values)
+            case nil: allowed = nil
+            }
+            return try KNearestNeighborsClassifierModel(
+                .init(dimensions: index.numberOfDimensions, samples: index.floatSamples.map(\.vector), labels: labels,
+                      defaultLabel: defaultLabel, index: indexType, numberOfNeighbors: c.numberOfNeighbors?.defaultValue ?? 0,
+                      allowedNeighbors: allowed, weighting: weighting),
+                signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+    }
+}

@@ -107,3 +107,16 @@ enum NumericMath {
         for i in range { v[i] /= s }
     }
 }
+
+// MARK: - Loading from decoded specifications
+
+extension CoreMLModelLoader {
+    /// The decoded classical parameters of `spec`, or `FeatureError.invalidModel` when the model's
+    /// type is another kind than the loader's.
+    static func classical(_ spec: Spec.Model, _ ctx: ModelLoadContext, _ kind: Spec.ModelKind) throws -> Spec.ClassicalParameters {
+        guard let p = try spec.classicalParameters(file: ctx.name), p.kind == kind else {
+            throw FeatureError.invalidModel(model: ctx.name, reason: "the model is not a \(kind.name) (its type is \(spec.kind?.name ?? "empty"))")
+        }
+        return p
+    }
+}

@@ -433,3 +433,59 @@ public enum SVMProbability {
         return p
     }
 }
+
+enum SupportVectorFamily {
+    /// Rows of `CoreMLModelLoader.table`: `supportVectorRegressor`, `supportVectorClassifier`.
+    static let register: @Sendable (inout [Spec.ModelKind: CoreMLModelLoader.Loader]) -> Void = { t in
+        t[.supportVectorRegressor] = { spec, ctx in
+            guard case let .supportVectorRegressor(r) = try CoreMLModelLoader.classical(spec, ctx, .supportVectorRegressor) else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "not a supportVectorRegressor")
+            }
+            let vectors: SVMSupportVectors
+            switch r.supportVectors {
+            case let .denseSupportVectors(d)?: vectors = .dense(d.vectors.map(\.values))
+            case let .sparseSupportVectors(s)?: vectors = sparse(s)
+            case nil: throw FeatureError.invalidModel(model: ctx.name, reason: "the SVM has no support vectors (sparse or dense)")
+            }
+            return try SupportVectorRegressorModel(.init(kernel: kernel(r.kernel, ctx), supportVectors: vectors,
+                                                         coefficients: r.coefficients?.alpha ?? [], rho: r.rho),
+                                                   signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+        t[.supportVectorClassifier] = { spec, ctx in
+            guard case let .supportVectorClassifier(c) = try CoreMLModelLoader.classical(spec, ctx, .supportVectorClassifier) else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "not a supportVectorClassifier")
+            }
+            let vectors: SVMSupportVectors
+            switch c.supportVectors {
+            case let .denseSupportVectors(d)?: vectors = .dense(d.vectors.map(\.values))
+            case let .sparseSupportVectors(s)?: vectors = sparse(s)
+            case nil: throw FeatureError.invalidModel(model: ctx.name, reason: "the SVM has no support vectors (sparse or dense)")
+            }
+            let labels: ClassLabels
+            switch c.classLabels {
+            case let .stringClassLabels(s)?: labels = .strings(s.vector)
+            case let .int64ClassLabels(s)?: labels = .int64s(s.vector)
+            case nil: throw FeatureError.invalidModel(model: ctx.name, reason: "the SVM classifier has no class labels")
+            }
+            return try SupportVectorClassifierModel(
+                .init(kernel: kernel(c.kernel, ctx), supportVectorsPerClass: c.numberOfSupportVectorsPerClass,
+                      supportVectors: vectors, coefficients: c.coefficients.map(\.alpha), rho: c.rho,
+                      probA: c.probA, probB: c.probB, labels: labels),
+                signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+    }
+
+    static func sparse(_ s: Spec.SparseSupportVectors) -> SVMSupportVectors {
+        .sparse(s.vectors.map { $0.nodes.map { SVMSparseEntry(index: $0.index, value: $0.value) } })
+    }
+
+    static func kernel(_ k: Spec.Kernel?, _ ctx: ModelLoadContext) throws -> SVMKernel {
+        switch k?.kernel {
+        case .linearKernel?: return .linear
+        case let .rbfKernel(r)?: return .rbf(gamma: r.gamma)
+        case let .polyKernel(p)?: return .polynomial(gamma: p.gamma, c: p.c, degree: p.degree)
+        case let .sigmoidKernel(s)?: return .sigmoid(gamma: s.gamma, c: s.c)
+        case nil: throw FeatureError.invalidModel(model: ctx.name, reason: "the SVM sets no kernel")
+        }
+    }
+}

@@ -404,3 +404,59 @@ public struct TreeEnsembleClassifierModel: FeatureModel {
         return out
     }
 }
+
+enum TreeEnsembleFamily {
+    /// Rows of `CoreMLModelLoader.table`: `treeEnsembleRegressor`, `treeEnsembleClassifier`.
+    static let register: @Sendable (inout [Spec.ModelKind: CoreMLModelLoader.Loader]) -> Void = { t in
+        t[.treeEnsembleRegressor] = { spec, ctx in
+            guard case let .treeEnsembleRegressor(r) = try CoreMLModelLoader.classical(spec, ctx, .treeEnsembleRegressor) else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "not a treeEnsembleRegressor")
+            }
+            return try TreeEnsembleRegressorModel(parameters(r.treeEnsemble, r.postEvaluationTransform, ctx),
+                                                  signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+        t[.treeEnsembleClassifier] = { spec, ctx in
+            guard case let .treeEnsembleClassifier(c) = try CoreMLModelLoader.classical(spec, ctx, .treeEnsembleClassifier) else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "not a treeEnsembleClassifier")
+            }
+            let labels: ClassLabels?
+            switch c.classLabels {
+            case let .stringClassLabels(s)?: labels = .strings(s.vector)
+            case let .int64ClassLabels(s)?: labels = .int64s(s.vector)
+            case nil: labels = nil
+            }
+            return try TreeEnsembleClassifierModel(parameters(c.treeEnsemble, c.postEvaluationTransform, ctx), labels: labels,
+                                                   signature: FeatureSignature(modelName: ctx.name, description: spec.description))
+        }
+    }
+
+    /// Spec → `TreeEnsembleParameters`; unknown enum values are `FeatureError.invalidModel`.
+    static func parameters(_ te: Spec.TreeEnsembleParameters?, _ transform: Spec.TreeEnsemblePostEvaluationTransform,
+                           _ ctx: ModelLoadContext) throws -> TreeEnsembleParameters {
+        guard let te else { throw FeatureError.invalidModel(model: ctx.name, reason: "the tree ensemble has no treeEnsemble parameters") }
+        let t: TreeEnsembleParameters.Transform
+        switch transform {
+        case .noTransform: t = .none
+        case .classificationSoftMax: t = .softmax
+        case .regressionLogistic: t = .logistic
+        case .classificationSoftMaxWithZeroClassReference: t = .softmaxWithZeroClassReference
+        default: throw FeatureError.invalidModel(model: ctx.name, reason: "unknown postEvaluationTransform \(transform.rawValue)")
+        }
+        typealias B = Spec.TreeEnsembleParameters.TreeNode.TreeNodeBehavior
+        let behaviors: [B: TreeEnsembleParameters.Behavior] = [
+            .branchOnValueLessThanEqual: .lessThanEqual, .branchOnValueLessThan: .lessThan,
+            .branchOnValueGreaterThanEqual: .greaterThanEqual, .branchOnValueGreaterThan: .greaterThan,
+            .branchOnValueEqual: .equal, .branchOnValueNotEqual: .notEqual, .leafNode: .leaf]
+        let nodes = try te.nodes.map { n -> TreeEnsembleParameters.Node in
+            guard let b = behaviors[n.nodeBehavior] else {
+                throw FeatureError.invalidModel(model: ctx.name, reason: "tree \(n.treeId) node \(n.nodeId) has unknown nodeBehavior \(n.nodeBehavior.rawValue)")
+            }
+            return .init(treeId: n.treeId, nodeId: n.nodeId, behavior: b, featureIndex: n.branchFeatureIndex,
+                         threshold: n.branchFeatureValue, trueChild: n.trueChildNodeId, falseChild: n.falseChildNodeId,
+                         missingTracksTrue: n.missingValueTracksTrueChild,
+                         evaluation: n.evaluationInfo.map { .init(index: $0.evaluationIndex, value: $0.evaluationValue) })
+        }
+        return TreeEnsembleParameters(nodes: nodes, numPredictionDimensions: te.numPredictionDimensions,
+                                      basePrediction: te.basePredictionValue, transform: t)
+    }
+}
