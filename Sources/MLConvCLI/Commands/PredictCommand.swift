@@ -3,11 +3,13 @@ import ImageIO
 import KerasFrontend
 import MLGraph
 import MLRuntime
+import CoreMLFormat
 
-/// `mlconv predict model.mlbundle --input NAME=file.npy|image … [--output-dir DIR]`
+/// `mlconv predict model.mlbundle --input NAME=file.npy|image … [--output-dir DIR]`;
+/// `mlconv predict model.mlmodel --input NAME=VALUE … | --inputs batch.json|data.csv [--output-json F] [--output-csv F]`
 enum PredictCommand: Command {
     static let name = "predict"
-    static let summary = "run a model (.mlbundle, .mlmodel or .h5) on .npy arrays or images"
+    static let summary = "run a model (.mlbundle, .mlmodel or .h5) on .npy arrays, images, typed values or JSON/CSV batches"
     static let help = """
     Usage: mlconv predict <model.mlbundle|model.mlmodel|model.h5> --input NAME=FILE … [--output-dir DIR] [options]
 
@@ -20,8 +22,27 @@ enum PredictCommand: Command {
     for image outputs (values clamped to 0–255 and rounded). Prints a summary of each output
     (shape, range; top-5 labels with probabilities for classifiers).
 
+    Core ML models of every type (pipelines, tree ensembles, GLMs, SVMs, kNN, encoders, neural
+    networks) also run on typed feature values, as Core ML's MLModel.prediction(from:):
+      mlconv predict Titanic.mlmodel --input Pclass=1 --input Sex=female --input Age=22
+    Each VALUE is converted to the input's type in the model description (`mlconv inspect`):
+    Int64 and Double numbers, String text, MultiArray as a JSON list ("[1,2,3]"), numbers separated
+    by commas, or a .npy file, Dictionary as a JSON object ('{"a": 1}'), Image as a PNG/JPEG path.
+    Classifier outputs print the predicted label and the top-5 labels with their probabilities.
+    Batches (Core ML's batch prediction), outputs in input order:
+      --inputs FILE         a .json file holding a list of objects (feature name → value: numbers,
+                            strings, nested lists for MultiArrays, objects for dictionaries) or a
+                            .csv file with a header row of feature names (an empty cell of a Double
+                            feature is NaN, the missing value of Core ML's trees and imputers)
+      --output-json FILE    a JSON list of objects keyed by the model's output names (dictionaries
+                            as objects, MultiArrays as nested lists, int64 labels as numbers)
+      --output-csv FILE     a CSV: one column per output; dictionaries and MultiArrays expand to
+                            one column per key / element (name[key], name[i])
+    Without an output file a batch prints one JSON object per line.
+
     Options:
-      --input NAME=FILE     an input: .npy, .png, .jpg; repeatable (one per model input)
+      --input NAME=FILE     an input: .npy, .png, .jpg, or a typed VALUE for Core ML models (above);
+                            repeatable (one per model input)
       --crop MODE           how an image is fitted to the input size, as Apple's Vision:
                             center (scale to cover, crop the centre), fit (scale to fit, pad),
                             fill (stretch); default center
@@ -41,11 +62,15 @@ enum PredictCommand: Command {
     """
     static let spec = OptionSpec(
         flags: ["--reference", "--profile"],
-        single: ["--output-dir", "--threads", "--benchmark", "--crop"],
+        single: ["--output-dir", "--threads", "--benchmark", "--crop", "--inputs", "--output-json", "--output-csv"],
         repeatable: ["--input"],
         positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"])).adding(passOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        let url = URL(fileURLWithPath: args.positional[0])
+        if let spec = try FeaturePrediction.applies(url, args) {
+            return try FeaturePrediction.run(spec, url: url, args: args, console: console)
+        }
         var keras = KerasConversionOptions()
         keras.hooks = try parseHooks(args)
         let disabled = try disabledPasses(args)
