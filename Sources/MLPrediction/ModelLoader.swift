@@ -50,6 +50,10 @@ public enum CoreMLModelLoader {
         registerIdentity,
         registerNonMaximumSuppression,
         registerItemSimilarityRecommender,
+        GLMFamily.register,
+        TreeEnsembleFamily.register,
+        SupportVectorFamily.register,
+        NearestNeighborsFamily.register,
     ]
 
     /// Model kinds whose parameters only Apple's Core ML framework can run.
