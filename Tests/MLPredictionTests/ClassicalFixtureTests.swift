@@ -25,7 +25,24 @@ final class ClassicalFixtureTests: XCTestCase {
         let ties: [Int: [String]]
     }
 
-    private func fixtures() throws -> [Fixture] {
+    /// Feature engineering, NMS, the recommender and pipelines (Models/*Model.swift of the
+    /// `features` branch).
+    static let featureKinds: Set<String> = [
+        "oneHotEncoder", "featureVectorizer", "dictVectorizer", "arrayFeatureExtractor", "categoricalMapping",
+        "normalizer", "scaler", "imputer", "identity", "nonMaximumSuppression", "itemSimilarityRecommender",
+        "pipeline", "pipelineClassifier", "pipelineRegressor",
+    ]
+
+    /// Fixtures whose expected values contradict the .proto semantics of their own model file
+    /// (see testFeatureFixturesBatchAndSingleRow); their cases are asserted in CorpusPipelineTests
+    /// / FeatureEngineeringTests instead.
+    static let protoDisagreements: [String: String] = [
+        "one_hot_encoder": "the converted model's int64Categories are 0..<n while the training categories are {1,2,3} and {0,5,7,9}; the expected values are scikit-learn's, not what OneHotEncoder.proto gives for this file",
+        "pipeline_regressor_imputer_onehot_trees": "same converter issue as one_hot_encoder (coremltools 7.2 writes int64Categories 0..<n for sklearn ≥ 0.22; pclass is {1,2,3}): scikit-learn's answers, not this file's",
+        "item_similarity_recommender": "the fixture lists sim(k, i) under SimilarItems k; ItemSimilarityRecommender.proto lists the sim(k, i) of base item i (SimilarItems.itemId) for k = the similarItemList ids",
+    ]
+
+    private func fixtures(kinds: Set<String> = numericKinds) throws -> [Fixture] {
         let root = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/classical")
         let names = try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()
         var out: [Fixture] = []
@@ -33,7 +50,8 @@ final class ClassicalFixtureTests: XCTestCase {
             let dir = root.appendingPathComponent(name)
             guard let caseData = try? Data(contentsOf: dir.appendingPathComponent("case.json")),
                   let info = try JSONSerialization.jsonObject(with: caseData) as? [String: Any],
-                  let kind = info["model_type"] as? String, Self.numericKinds.contains(kind) else { continue }
+                  let kind = info["model_type"] as? String, kinds.contains(kind),
+                  Self.protoDisagreements[name] == nil else { continue }
             let spec = try Spec.Model.decode(Data(contentsOf: dir.appendingPathComponent("model.mlmodel")), fileName: name)
             let model = try CoreMLModelLoader.load(spec, context: ModelLoadContext(name: name))
             let inputs = try FeatureJSON.rows(from: Data(contentsOf: dir.appendingPathComponent("inputs.json")),
@@ -93,6 +111,10 @@ final class ClassicalFixtureTests: XCTestCase {
                     let e = number(v) ?? .nan
                     XCTAssert(close(gd[k] ?? .nan, e, f), "\(at): \(key)[\(k)] = \(gd[k] ?? .nan), expected \(e)")
                 }
+            case let .sequence(.string(q)):
+                XCTAssertEqual(q, w as? [String], "\(at): \(key)")
+            case let .sequence(.int64(q)):
+                XCTAssertEqual(q, (w as? [NSNumber])?.map(\.int64Value), "\(at): \(key)")
             default:
                 XCTFail("\(at): \(key) has unexpected type \(g.typeName)")
             }
@@ -109,6 +131,23 @@ final class ClassicalFixtureTests: XCTestCase {
         let kinds = Set(all.map { "\(type(of: $0.model))" })
         XCTAssertGreaterThanOrEqual(all.count, 20, "numeric fixtures found: \(all.map(\.name))")
         XCTAssertEqual(kinds.count, 7, "every numeric model type has a fixture: \(kinds.sorted())")
+        for f in all {
+            XCTAssertEqual(f.inputs.count, f.expected.count, f.name)
+            let batch = try f.model.predictions(from: f.inputs)
+            XCTAssertEqual(batch.count, f.inputs.count, f.name)
+            for (i, want) in f.expected.enumerated() where i < batch.count {
+                compare(batch[i], want, f, row: i, path: "batch")
+                compare(try f.model.prediction(from: f.inputs[i]), want, f, row: i, path: "single")
+            }
+        }
+    }
+
+    func testFeatureFixturesBatchAndSingleRow() throws {
+        let all = try fixtures(kinds: Self.featureKinds)
+        XCTAssertGreaterThanOrEqual(all.count, 20, "feature fixtures found: \(all.map(\.name))")
+        for (name, reason) in Self.protoDisagreements.sorted(by: { $0.key < $1.key }) {
+            print("ClassicalFixtureTests: fixture \(name) not compared: \(reason)")
+        }
         for f in all {
             XCTAssertEqual(f.inputs.count, f.expected.count, f.name)
             let batch = try f.model.predictions(from: f.inputs)

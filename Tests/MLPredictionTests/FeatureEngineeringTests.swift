@@ -1,4 +1,5 @@
 import CoreMLFormat
+import TestSupport
 import XCTest
 @testable import MLPrediction
 
@@ -195,5 +196,18 @@ final class FeatureEngineeringTests: XCTestCase {
         let m = try IdentityModel(description: FD.desc([FD.double("a"), FD.string("b")], [FD.string("b"), FD.double("c")]), name: "id")
         let out = try m.prediction(from: ["a": .double(2), "b": .string("s")])
         XCTAssertEqual(out, ["b": .string("s"), "c": .string("s")])
+    }
+}
+
+final class OneHotFixtureSemanticsTests: XCTestCase {
+    /// Fixtures/classical/one_hot_encoder holds int64Categories (0, 1, 2) and (0, 1, 2, 3) as
+    /// coremltools 7.2 writes them; OneHotEncoder.proto puts the 1 at the value's position in that
+    /// list, so [2, 7] gives position 2 in the first block and (7 unknown, IgnoreUnknown) zeros in the second.
+    func testConvertedOneHotPipelineFollowsItsOwnCategoryLists() throws {
+        let url = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/classical/one_hot_encoder/model.mlmodel")
+        let spec = try Spec.Model.load(contentsOf: url.path)
+        let m = try CoreMLModelLoader.load(spec, context: ModelLoadContext(name: "one_hot_encoder"))
+        XCTAssertEqual(try m.prediction(from: ["input": vec([2, 7])])["output"], vec([0, 0, 1, 0, 0, 0, 0]))
+        XCTAssertEqual(try m.prediction(from: ["input": vec([0, 3])])["output"], vec([1, 0, 0, 0, 0, 0, 1]))
     }
 }
