@@ -86,6 +86,27 @@ NEWER_THAN_CT7 = {
     "CoreML.Specification.ModelDescription.defaultFunctionName",
 }
 
+# Messages kept empty on purpose: model kinds mlconv recognises by name only (their content is
+# re-encoded verbatim). Any other empty message whose coremltools counterpart has fields fails.
+INTENTIONALLY_EMPTY = {
+    "CoreML.Specification.CoreMLModels.TextClassifier",
+    "CoreML.Specification.CoreMLModels.WordTagger",
+    "CoreML.Specification.CoreMLModels.VisionFeaturePrint",
+    "CoreML.Specification.CoreMLModels.SoundAnalysisPreprocessing",
+    "CoreML.Specification.CoreMLModels.Gazetteer",
+    "CoreML.Specification.CoreMLModels.WordEmbedding",
+    "CoreML.Specification.CoreMLModels.AudioFeaturePrint",
+    "CoreML.Specification.MILSpec.Program",
+    "CoreML.Specification.NetworkUpdateParameters",
+    "CoreML.Specification.CustomModel",
+    "CoreML.Specification.LinkedModel",
+}
+
+# Files whose messages must declare every field and enum value coremltools has (the classical
+# model kinds, whose Swift types Scripts/gen-swift-spec generates). Other files are subsets.
+COMPLETE_FILES = {"OtherModels.proto", "DataStructures.proto", "Parameters.proto"}
+
+
 def cmd_schema(_args):
     from google.protobuf import descriptor_pb2
     from google.protobuf.descriptor import FieldDescriptor as FD
@@ -107,7 +128,7 @@ def cmd_schema(_args):
     with tempfile.TemporaryDirectory() as tmp:
         fds = our_descriptor_set(os.path.join(tmp, "ours.pb"))
 
-    def check_enum(full, e):
+    def check_enum(full, e, complete=False):
         counts["enums"] += 1
         try:
             ae = apple_pool.FindEnumTypeByName(full)
@@ -122,9 +143,9 @@ def cmd_schema(_args):
                 errors.append(f"enum {full}.{v.name} = {v.number}, coremltools has {apple_values[v.name]}")
         missing = set(apple_values) - {v.name for v in e.value}
         if missing:
-            notes.append(f"enum {full}: values not declared by us: {sorted(missing)}")
+            (errors if complete else notes).append(f"enum {full}: values not declared by us: {sorted(missing)}")
 
-    def check_message(full, m):
+    def check_message(full, m, complete=False):
         counts["messages"] += 1
         try:
             am = apple_pool.FindMessageTypeByName(full)
@@ -163,17 +184,23 @@ def cmd_schema(_args):
             kind = "kept verbatim (recognised by name only)" if not m.field else "not declared by us"
             if len(missing) > 12:
                 what = ", ".join(f"{apple_fields[n].name}={n}" for n in missing[:12]) + f", … ({len(missing)} in all)"
-            notes.append(f"{full}: {kind}: {what}")
+            if not m.field and full not in INTENTIONALLY_EMPTY:
+                errors.append(f"{full}: empty, but not listed in INTENTIONALLY_EMPTY: {what}")
+            elif complete and full not in INTENTIONALLY_EMPTY:
+                errors.append(f"{full}: {kind} (this file must be complete): {what}")
+            else:
+                notes.append(f"{full}: {kind}: {what}")
         for e in m.enum_type:
-            check_enum(f"{full}.{e.name}", e)
+            check_enum(f"{full}.{e.name}", e, complete)
         for n in m.nested_type:
-            check_message(f"{full}.{n.name}", n)
+            check_message(f"{full}.{n.name}", n, complete)
 
     for fd in fds.file:
+        complete = os.path.basename(fd.name) in COMPLETE_FILES
         for e in fd.enum_type:
-            check_enum(f"{fd.package}.{e.name}", e)
+            check_enum(f"{fd.package}.{e.name}", e, complete)
         for m in fd.message_type:
-            check_message(f"{fd.package}.{m.name}", m)
+            check_message(f"{fd.package}.{m.name}", m, complete)
 
     for n in notes:
         print("note:", n)

@@ -7,6 +7,210 @@
 #endif
 
 #include "DataStructures.pb-c.h"
+void   core_ml__specification__string_to_int64_map__map_entry__init
+                     (CoreML__Specification__StringToInt64Map__MapEntry         *message)
+{
+  static const CoreML__Specification__StringToInt64Map__MapEntry init_value = CORE_ML__SPECIFICATION__STRING_TO_INT64_MAP__MAP_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__string_to_int64_map__init
+                     (CoreML__Specification__StringToInt64Map         *message)
+{
+  static const CoreML__Specification__StringToInt64Map init_value = CORE_ML__SPECIFICATION__STRING_TO_INT64_MAP__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__string_to_int64_map__get_packed_size
+                     (const CoreML__Specification__StringToInt64Map *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_int64_map__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__string_to_int64_map__pack
+                     (const CoreML__Specification__StringToInt64Map *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_int64_map__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__string_to_int64_map__pack_to_buffer
+                     (const CoreML__Specification__StringToInt64Map *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_int64_map__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__StringToInt64Map *
+       core_ml__specification__string_to_int64_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__StringToInt64Map *)
+     protobuf_c_message_unpack (&core_ml__specification__string_to_int64_map__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__string_to_int64_map__free_unpacked
+                     (CoreML__Specification__StringToInt64Map *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__string_to_int64_map__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__int64_to_string_map__map_entry__init
+                     (CoreML__Specification__Int64ToStringMap__MapEntry         *message)
+{
+  static const CoreML__Specification__Int64ToStringMap__MapEntry init_value = CORE_ML__SPECIFICATION__INT64_TO_STRING_MAP__MAP_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__int64_to_string_map__init
+                     (CoreML__Specification__Int64ToStringMap         *message)
+{
+  static const CoreML__Specification__Int64ToStringMap init_value = CORE_ML__SPECIFICATION__INT64_TO_STRING_MAP__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__int64_to_string_map__get_packed_size
+                     (const CoreML__Specification__Int64ToStringMap *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_string_map__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__int64_to_string_map__pack
+                     (const CoreML__Specification__Int64ToStringMap *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_string_map__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__int64_to_string_map__pack_to_buffer
+                     (const CoreML__Specification__Int64ToStringMap *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_string_map__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Int64ToStringMap *
+       core_ml__specification__int64_to_string_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Int64ToStringMap *)
+     protobuf_c_message_unpack (&core_ml__specification__int64_to_string_map__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__int64_to_string_map__free_unpacked
+                     (CoreML__Specification__Int64ToStringMap *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__int64_to_string_map__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__string_to_double_map__map_entry__init
+                     (CoreML__Specification__StringToDoubleMap__MapEntry         *message)
+{
+  static const CoreML__Specification__StringToDoubleMap__MapEntry init_value = CORE_ML__SPECIFICATION__STRING_TO_DOUBLE_MAP__MAP_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__string_to_double_map__init
+                     (CoreML__Specification__StringToDoubleMap         *message)
+{
+  static const CoreML__Specification__StringToDoubleMap init_value = CORE_ML__SPECIFICATION__STRING_TO_DOUBLE_MAP__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__string_to_double_map__get_packed_size
+                     (const CoreML__Specification__StringToDoubleMap *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_double_map__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__string_to_double_map__pack
+                     (const CoreML__Specification__StringToDoubleMap *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_double_map__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__string_to_double_map__pack_to_buffer
+                     (const CoreML__Specification__StringToDoubleMap *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__string_to_double_map__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__StringToDoubleMap *
+       core_ml__specification__string_to_double_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__StringToDoubleMap *)
+     protobuf_c_message_unpack (&core_ml__specification__string_to_double_map__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__string_to_double_map__free_unpacked
+                     (CoreML__Specification__StringToDoubleMap *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__string_to_double_map__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__int64_to_double_map__map_entry__init
+                     (CoreML__Specification__Int64ToDoubleMap__MapEntry         *message)
+{
+  static const CoreML__Specification__Int64ToDoubleMap__MapEntry init_value = CORE_ML__SPECIFICATION__INT64_TO_DOUBLE_MAP__MAP_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__int64_to_double_map__init
+                     (CoreML__Specification__Int64ToDoubleMap         *message)
+{
+  static const CoreML__Specification__Int64ToDoubleMap init_value = CORE_ML__SPECIFICATION__INT64_TO_DOUBLE_MAP__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__int64_to_double_map__get_packed_size
+                     (const CoreML__Specification__Int64ToDoubleMap *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_double_map__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__int64_to_double_map__pack
+                     (const CoreML__Specification__Int64ToDoubleMap *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_double_map__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__int64_to_double_map__pack_to_buffer
+                     (const CoreML__Specification__Int64ToDoubleMap *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_to_double_map__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Int64ToDoubleMap *
+       core_ml__specification__int64_to_double_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Int64ToDoubleMap *)
+     protobuf_c_message_unpack (&core_ml__specification__int64_to_double_map__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__int64_to_double_map__free_unpacked
+                     (CoreML__Specification__Int64ToDoubleMap *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__int64_to_double_map__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   core_ml__specification__string_vector__init
                      (CoreML__Specification__StringVector         *message)
 {
@@ -187,6 +391,542 @@ void   core_ml__specification__double_vector__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__double_vector__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__int64_range__init
+                     (CoreML__Specification__Int64Range         *message)
+{
+  static const CoreML__Specification__Int64Range init_value = CORE_ML__SPECIFICATION__INT64_RANGE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__int64_range__get_packed_size
+                     (const CoreML__Specification__Int64Range *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_range__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__int64_range__pack
+                     (const CoreML__Specification__Int64Range *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_range__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__int64_range__pack_to_buffer
+                     (const CoreML__Specification__Int64Range *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_range__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Int64Range *
+       core_ml__specification__int64_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Int64Range *)
+     protobuf_c_message_unpack (&core_ml__specification__int64_range__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__int64_range__free_unpacked
+                     (CoreML__Specification__Int64Range *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__int64_range__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__int64_set__init
+                     (CoreML__Specification__Int64Set         *message)
+{
+  static const CoreML__Specification__Int64Set init_value = CORE_ML__SPECIFICATION__INT64_SET__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__int64_set__get_packed_size
+                     (const CoreML__Specification__Int64Set *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_set__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__int64_set__pack
+                     (const CoreML__Specification__Int64Set *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_set__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__int64_set__pack_to_buffer
+                     (const CoreML__Specification__Int64Set *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__int64_set__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Int64Set *
+       core_ml__specification__int64_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Int64Set *)
+     protobuf_c_message_unpack (&core_ml__specification__int64_set__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__int64_set__free_unpacked
+                     (CoreML__Specification__Int64Set *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__int64_set__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__double_range__init
+                     (CoreML__Specification__DoubleRange         *message)
+{
+  static const CoreML__Specification__DoubleRange init_value = CORE_ML__SPECIFICATION__DOUBLE_RANGE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__double_range__get_packed_size
+                     (const CoreML__Specification__DoubleRange *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__double_range__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__double_range__pack
+                     (const CoreML__Specification__DoubleRange *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__double_range__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__double_range__pack_to_buffer
+                     (const CoreML__Specification__DoubleRange *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__double_range__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__DoubleRange *
+       core_ml__specification__double_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__DoubleRange *)
+     protobuf_c_message_unpack (&core_ml__specification__double_range__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__double_range__free_unpacked
+                     (CoreML__Specification__DoubleRange *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__double_range__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__precision_recall_curve__init
+                     (CoreML__Specification__PrecisionRecallCurve         *message)
+{
+  static const CoreML__Specification__PrecisionRecallCurve init_value = CORE_ML__SPECIFICATION__PRECISION_RECALL_CURVE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__precision_recall_curve__get_packed_size
+                     (const CoreML__Specification__PrecisionRecallCurve *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__precision_recall_curve__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__precision_recall_curve__pack
+                     (const CoreML__Specification__PrecisionRecallCurve *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__precision_recall_curve__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__precision_recall_curve__pack_to_buffer
+                     (const CoreML__Specification__PrecisionRecallCurve *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__precision_recall_curve__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__PrecisionRecallCurve *
+       core_ml__specification__precision_recall_curve__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__PrecisionRecallCurve *)
+     protobuf_c_message_unpack (&core_ml__specification__precision_recall_curve__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__precision_recall_curve__free_unpacked
+                     (CoreML__Specification__PrecisionRecallCurve *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__precision_recall_curve__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor core_ml__specification__string_to_int64_map__map_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__StringToInt64Map__MapEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__StringToInt64Map__MapEntry, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__string_to_int64_map__map_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__string_to_int64_map__map_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__string_to_int64_map__map_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.StringToInt64Map.MapEntry",
+  "MapEntry",
+  "CoreML__Specification__StringToInt64Map__MapEntry",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__StringToInt64Map__MapEntry),
+  2,
+  core_ml__specification__string_to_int64_map__map_entry__field_descriptors,
+  core_ml__specification__string_to_int64_map__map_entry__field_indices_by_name,
+  1,  core_ml__specification__string_to_int64_map__map_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__string_to_int64_map__map_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__string_to_int64_map__field_descriptors[1] =
+{
+  {
+    "map",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__StringToInt64Map, n_map),
+    offsetof(CoreML__Specification__StringToInt64Map, map),
+    &core_ml__specification__string_to_int64_map__map_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__string_to_int64_map__field_indices_by_name[] = {
+  0,   /* field[0] = map */
+};
+static const ProtobufCIntRange core_ml__specification__string_to_int64_map__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__string_to_int64_map__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.StringToInt64Map",
+  "StringToInt64Map",
+  "CoreML__Specification__StringToInt64Map",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__StringToInt64Map),
+  1,
+  core_ml__specification__string_to_int64_map__field_descriptors,
+  core_ml__specification__string_to_int64_map__field_indices_by_name,
+  1,  core_ml__specification__string_to_int64_map__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__string_to_int64_map__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_to_string_map__map_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64ToStringMap__MapEntry, key),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64ToStringMap__MapEntry, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_to_string_map__map_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__int64_to_string_map__map_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_to_string_map__map_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64ToStringMap.MapEntry",
+  "MapEntry",
+  "CoreML__Specification__Int64ToStringMap__MapEntry",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64ToStringMap__MapEntry),
+  2,
+  core_ml__specification__int64_to_string_map__map_entry__field_descriptors,
+  core_ml__specification__int64_to_string_map__map_entry__field_indices_by_name,
+  1,  core_ml__specification__int64_to_string_map__map_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_to_string_map__map_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_to_string_map__field_descriptors[1] =
+{
+  {
+    "map",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Int64ToStringMap, n_map),
+    offsetof(CoreML__Specification__Int64ToStringMap, map),
+    &core_ml__specification__int64_to_string_map__map_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_to_string_map__field_indices_by_name[] = {
+  0,   /* field[0] = map */
+};
+static const ProtobufCIntRange core_ml__specification__int64_to_string_map__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_to_string_map__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64ToStringMap",
+  "Int64ToStringMap",
+  "CoreML__Specification__Int64ToStringMap",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64ToStringMap),
+  1,
+  core_ml__specification__int64_to_string_map__field_descriptors,
+  core_ml__specification__int64_to_string_map__field_indices_by_name,
+  1,  core_ml__specification__int64_to_string_map__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_to_string_map__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__string_to_double_map__map_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__StringToDoubleMap__MapEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__StringToDoubleMap__MapEntry, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__string_to_double_map__map_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__string_to_double_map__map_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__string_to_double_map__map_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.StringToDoubleMap.MapEntry",
+  "MapEntry",
+  "CoreML__Specification__StringToDoubleMap__MapEntry",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__StringToDoubleMap__MapEntry),
+  2,
+  core_ml__specification__string_to_double_map__map_entry__field_descriptors,
+  core_ml__specification__string_to_double_map__map_entry__field_indices_by_name,
+  1,  core_ml__specification__string_to_double_map__map_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__string_to_double_map__map_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__string_to_double_map__field_descriptors[1] =
+{
+  {
+    "map",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__StringToDoubleMap, n_map),
+    offsetof(CoreML__Specification__StringToDoubleMap, map),
+    &core_ml__specification__string_to_double_map__map_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__string_to_double_map__field_indices_by_name[] = {
+  0,   /* field[0] = map */
+};
+static const ProtobufCIntRange core_ml__specification__string_to_double_map__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__string_to_double_map__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.StringToDoubleMap",
+  "StringToDoubleMap",
+  "CoreML__Specification__StringToDoubleMap",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__StringToDoubleMap),
+  1,
+  core_ml__specification__string_to_double_map__field_descriptors,
+  core_ml__specification__string_to_double_map__field_indices_by_name,
+  1,  core_ml__specification__string_to_double_map__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__string_to_double_map__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_to_double_map__map_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64ToDoubleMap__MapEntry, key),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64ToDoubleMap__MapEntry, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_to_double_map__map_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__int64_to_double_map__map_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_to_double_map__map_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64ToDoubleMap.MapEntry",
+  "MapEntry",
+  "CoreML__Specification__Int64ToDoubleMap__MapEntry",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64ToDoubleMap__MapEntry),
+  2,
+  core_ml__specification__int64_to_double_map__map_entry__field_descriptors,
+  core_ml__specification__int64_to_double_map__map_entry__field_indices_by_name,
+  1,  core_ml__specification__int64_to_double_map__map_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_to_double_map__map_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_to_double_map__field_descriptors[1] =
+{
+  {
+    "map",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Int64ToDoubleMap, n_map),
+    offsetof(CoreML__Specification__Int64ToDoubleMap, map),
+    &core_ml__specification__int64_to_double_map__map_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_to_double_map__field_indices_by_name[] = {
+  0,   /* field[0] = map */
+};
+static const ProtobufCIntRange core_ml__specification__int64_to_double_map__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_to_double_map__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64ToDoubleMap",
+  "Int64ToDoubleMap",
+  "CoreML__Specification__Int64ToDoubleMap",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64ToDoubleMap),
+  1,
+  core_ml__specification__int64_to_double_map__field_descriptors,
+  core_ml__specification__int64_to_double_map__field_indices_by_name,
+  1,  core_ml__specification__int64_to_double_map__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_to_double_map__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor core_ml__specification__string_vector__field_descriptors[1] =
 {
   {
@@ -337,5 +1077,222 @@ const ProtobufCMessageDescriptor core_ml__specification__double_vector__descript
   core_ml__specification__double_vector__field_indices_by_name,
   1,  core_ml__specification__double_vector__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__double_vector__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_range__field_descriptors[2] =
+{
+  {
+    "minValue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64Range, minvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxValue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Int64Range, maxvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_range__field_indices_by_name[] = {
+  1,   /* field[1] = maxValue */
+  0,   /* field[0] = minValue */
+};
+static const ProtobufCIntRange core_ml__specification__int64_range__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_range__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64Range",
+  "Int64Range",
+  "CoreML__Specification__Int64Range",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64Range),
+  2,
+  core_ml__specification__int64_range__field_descriptors,
+  core_ml__specification__int64_range__field_indices_by_name,
+  1,  core_ml__specification__int64_range__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_range__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__int64_set__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__Int64Set, n_values),
+    offsetof(CoreML__Specification__Int64Set, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__int64_set__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__int64_set__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__int64_set__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Int64Set",
+  "Int64Set",
+  "CoreML__Specification__Int64Set",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Int64Set),
+  1,
+  core_ml__specification__int64_set__field_descriptors,
+  core_ml__specification__int64_set__field_indices_by_name,
+  1,  core_ml__specification__int64_set__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__int64_set__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__double_range__field_descriptors[2] =
+{
+  {
+    "minValue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__DoubleRange, minvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxValue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__DoubleRange, maxvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__double_range__field_indices_by_name[] = {
+  1,   /* field[1] = maxValue */
+  0,   /* field[0] = minValue */
+};
+static const ProtobufCIntRange core_ml__specification__double_range__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__double_range__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.DoubleRange",
+  "DoubleRange",
+  "CoreML__Specification__DoubleRange",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__DoubleRange),
+  2,
+  core_ml__specification__double_range__field_descriptors,
+  core_ml__specification__double_range__field_indices_by_name,
+  1,  core_ml__specification__double_range__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__double_range__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__precision_recall_curve__field_descriptors[4] =
+{
+  {
+    "precisionValues",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PrecisionRecallCurve, precisionvalues),
+    &core_ml__specification__float_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "precisionConfidenceThresholds",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PrecisionRecallCurve, precisionconfidencethresholds),
+    &core_ml__specification__float_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "recallValues",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PrecisionRecallCurve, recallvalues),
+    &core_ml__specification__float_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "recallConfidenceThresholds",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PrecisionRecallCurve, recallconfidencethresholds),
+    &core_ml__specification__float_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__precision_recall_curve__field_indices_by_name[] = {
+  1,   /* field[1] = precisionConfidenceThresholds */
+  0,   /* field[0] = precisionValues */
+  3,   /* field[3] = recallConfidenceThresholds */
+  2,   /* field[2] = recallValues */
+};
+static const ProtobufCIntRange core_ml__specification__precision_recall_curve__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__precision_recall_curve__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.PrecisionRecallCurve",
+  "PrecisionRecallCurve",
+  "CoreML__Specification__PrecisionRecallCurve",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__PrecisionRecallCurve),
+  4,
+  core_ml__specification__precision_recall_curve__field_descriptors,
+  core_ml__specification__precision_recall_curve__field_indices_by_name,
+  1,  core_ml__specification__precision_recall_curve__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__precision_recall_curve__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

@@ -7,6 +7,12 @@
 #endif
 
 #include "OtherModels.pb-c.h"
+void   core_ml__specification__glmregressor__double_array__init
+                     (CoreML__Specification__GLMRegressor__DoubleArray         *message)
+{
+  static const CoreML__Specification__GLMRegressor__DoubleArray init_value = CORE_ML__SPECIFICATION__GLMREGRESSOR__DOUBLE_ARRAY__INIT;
+  *message = init_value;
+}
 void   core_ml__specification__glmregressor__init
                      (CoreML__Specification__GLMRegressor         *message)
 {
@@ -52,6 +58,12 @@ void   core_ml__specification__glmregressor__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__glmregressor__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__glmclassifier__double_array__init
+                     (CoreML__Specification__GLMClassifier__DoubleArray         *message)
+{
+  static const CoreML__Specification__GLMClassifier__DoubleArray init_value = CORE_ML__SPECIFICATION__GLMCLASSIFIER__DOUBLE_ARRAY__INIT;
+  *message = init_value;
+}
 void   core_ml__specification__glmclassifier__init
                      (CoreML__Specification__GLMClassifier         *message)
 {
@@ -95,6 +107,501 @@ void   core_ml__specification__glmclassifier__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__glmclassifier__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__linear_kernel__init
+                     (CoreML__Specification__LinearKernel         *message)
+{
+  static const CoreML__Specification__LinearKernel init_value = CORE_ML__SPECIFICATION__LINEAR_KERNEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__linear_kernel__get_packed_size
+                     (const CoreML__Specification__LinearKernel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_kernel__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__linear_kernel__pack
+                     (const CoreML__Specification__LinearKernel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_kernel__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__linear_kernel__pack_to_buffer
+                     (const CoreML__Specification__LinearKernel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_kernel__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LinearKernel *
+       core_ml__specification__linear_kernel__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LinearKernel *)
+     protobuf_c_message_unpack (&core_ml__specification__linear_kernel__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__linear_kernel__free_unpacked
+                     (CoreML__Specification__LinearKernel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__linear_kernel__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__rbfkernel__init
+                     (CoreML__Specification__RBFKernel         *message)
+{
+  static const CoreML__Specification__RBFKernel init_value = CORE_ML__SPECIFICATION__RBFKERNEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__rbfkernel__get_packed_size
+                     (const CoreML__Specification__RBFKernel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__rbfkernel__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__rbfkernel__pack
+                     (const CoreML__Specification__RBFKernel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__rbfkernel__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__rbfkernel__pack_to_buffer
+                     (const CoreML__Specification__RBFKernel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__rbfkernel__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RBFKernel *
+       core_ml__specification__rbfkernel__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RBFKernel *)
+     protobuf_c_message_unpack (&core_ml__specification__rbfkernel__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__rbfkernel__free_unpacked
+                     (CoreML__Specification__RBFKernel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__rbfkernel__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__poly_kernel__init
+                     (CoreML__Specification__PolyKernel         *message)
+{
+  static const CoreML__Specification__PolyKernel init_value = CORE_ML__SPECIFICATION__POLY_KERNEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__poly_kernel__get_packed_size
+                     (const CoreML__Specification__PolyKernel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__poly_kernel__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__poly_kernel__pack
+                     (const CoreML__Specification__PolyKernel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__poly_kernel__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__poly_kernel__pack_to_buffer
+                     (const CoreML__Specification__PolyKernel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__poly_kernel__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__PolyKernel *
+       core_ml__specification__poly_kernel__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__PolyKernel *)
+     protobuf_c_message_unpack (&core_ml__specification__poly_kernel__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__poly_kernel__free_unpacked
+                     (CoreML__Specification__PolyKernel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__poly_kernel__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sigmoid_kernel__init
+                     (CoreML__Specification__SigmoidKernel         *message)
+{
+  static const CoreML__Specification__SigmoidKernel init_value = CORE_ML__SPECIFICATION__SIGMOID_KERNEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sigmoid_kernel__get_packed_size
+                     (const CoreML__Specification__SigmoidKernel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sigmoid_kernel__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sigmoid_kernel__pack
+                     (const CoreML__Specification__SigmoidKernel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sigmoid_kernel__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sigmoid_kernel__pack_to_buffer
+                     (const CoreML__Specification__SigmoidKernel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sigmoid_kernel__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SigmoidKernel *
+       core_ml__specification__sigmoid_kernel__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SigmoidKernel *)
+     protobuf_c_message_unpack (&core_ml__specification__sigmoid_kernel__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sigmoid_kernel__free_unpacked
+                     (CoreML__Specification__SigmoidKernel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sigmoid_kernel__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__kernel__init
+                     (CoreML__Specification__Kernel         *message)
+{
+  static const CoreML__Specification__Kernel init_value = CORE_ML__SPECIFICATION__KERNEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__kernel__get_packed_size
+                     (const CoreML__Specification__Kernel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__kernel__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__kernel__pack
+                     (const CoreML__Specification__Kernel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__kernel__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__kernel__pack_to_buffer
+                     (const CoreML__Specification__Kernel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__kernel__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Kernel *
+       core_ml__specification__kernel__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Kernel *)
+     protobuf_c_message_unpack (&core_ml__specification__kernel__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__kernel__free_unpacked
+                     (CoreML__Specification__Kernel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__kernel__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sparse_node__init
+                     (CoreML__Specification__SparseNode         *message)
+{
+  static const CoreML__Specification__SparseNode init_value = CORE_ML__SPECIFICATION__SPARSE_NODE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sparse_node__get_packed_size
+                     (const CoreML__Specification__SparseNode *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_node__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sparse_node__pack
+                     (const CoreML__Specification__SparseNode *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_node__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sparse_node__pack_to_buffer
+                     (const CoreML__Specification__SparseNode *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_node__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SparseNode *
+       core_ml__specification__sparse_node__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SparseNode *)
+     protobuf_c_message_unpack (&core_ml__specification__sparse_node__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sparse_node__free_unpacked
+                     (CoreML__Specification__SparseNode *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sparse_node__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sparse_vector__init
+                     (CoreML__Specification__SparseVector         *message)
+{
+  static const CoreML__Specification__SparseVector init_value = CORE_ML__SPECIFICATION__SPARSE_VECTOR__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sparse_vector__get_packed_size
+                     (const CoreML__Specification__SparseVector *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_vector__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sparse_vector__pack
+                     (const CoreML__Specification__SparseVector *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_vector__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sparse_vector__pack_to_buffer
+                     (const CoreML__Specification__SparseVector *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_vector__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SparseVector *
+       core_ml__specification__sparse_vector__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SparseVector *)
+     protobuf_c_message_unpack (&core_ml__specification__sparse_vector__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sparse_vector__free_unpacked
+                     (CoreML__Specification__SparseVector *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sparse_vector__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sparse_support_vectors__init
+                     (CoreML__Specification__SparseSupportVectors         *message)
+{
+  static const CoreML__Specification__SparseSupportVectors init_value = CORE_ML__SPECIFICATION__SPARSE_SUPPORT_VECTORS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sparse_support_vectors__get_packed_size
+                     (const CoreML__Specification__SparseSupportVectors *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_support_vectors__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sparse_support_vectors__pack
+                     (const CoreML__Specification__SparseSupportVectors *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_support_vectors__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sparse_support_vectors__pack_to_buffer
+                     (const CoreML__Specification__SparseSupportVectors *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sparse_support_vectors__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SparseSupportVectors *
+       core_ml__specification__sparse_support_vectors__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SparseSupportVectors *)
+     protobuf_c_message_unpack (&core_ml__specification__sparse_support_vectors__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sparse_support_vectors__free_unpacked
+                     (CoreML__Specification__SparseSupportVectors *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sparse_support_vectors__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__dense_vector__init
+                     (CoreML__Specification__DenseVector         *message)
+{
+  static const CoreML__Specification__DenseVector init_value = CORE_ML__SPECIFICATION__DENSE_VECTOR__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__dense_vector__get_packed_size
+                     (const CoreML__Specification__DenseVector *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_vector__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__dense_vector__pack
+                     (const CoreML__Specification__DenseVector *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_vector__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__dense_vector__pack_to_buffer
+                     (const CoreML__Specification__DenseVector *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_vector__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__DenseVector *
+       core_ml__specification__dense_vector__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__DenseVector *)
+     protobuf_c_message_unpack (&core_ml__specification__dense_vector__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__dense_vector__free_unpacked
+                     (CoreML__Specification__DenseVector *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__dense_vector__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__dense_support_vectors__init
+                     (CoreML__Specification__DenseSupportVectors         *message)
+{
+  static const CoreML__Specification__DenseSupportVectors init_value = CORE_ML__SPECIFICATION__DENSE_SUPPORT_VECTORS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__dense_support_vectors__get_packed_size
+                     (const CoreML__Specification__DenseSupportVectors *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_support_vectors__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__dense_support_vectors__pack
+                     (const CoreML__Specification__DenseSupportVectors *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_support_vectors__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__dense_support_vectors__pack_to_buffer
+                     (const CoreML__Specification__DenseSupportVectors *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__dense_support_vectors__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__DenseSupportVectors *
+       core_ml__specification__dense_support_vectors__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__DenseSupportVectors *)
+     protobuf_c_message_unpack (&core_ml__specification__dense_support_vectors__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__dense_support_vectors__free_unpacked
+                     (CoreML__Specification__DenseSupportVectors *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__dense_support_vectors__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__coefficients__init
+                     (CoreML__Specification__Coefficients         *message)
+{
+  static const CoreML__Specification__Coefficients init_value = CORE_ML__SPECIFICATION__COEFFICIENTS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__coefficients__get_packed_size
+                     (const CoreML__Specification__Coefficients *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__coefficients__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__coefficients__pack
+                     (const CoreML__Specification__Coefficients *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__coefficients__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__coefficients__pack_to_buffer
+                     (const CoreML__Specification__Coefficients *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__coefficients__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Coefficients *
+       core_ml__specification__coefficients__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Coefficients *)
+     protobuf_c_message_unpack (&core_ml__specification__coefficients__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__coefficients__free_unpacked
+                     (CoreML__Specification__Coefficients *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__coefficients__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__support_vector_regressor__init
@@ -187,49 +694,61 @@ void   core_ml__specification__support_vector_classifier__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__support_vector_classifier__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__tree_ensemble_regressor__init
-                     (CoreML__Specification__TreeEnsembleRegressor         *message)
+void   core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__init
+                     (CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo         *message)
 {
-  static const CoreML__Specification__TreeEnsembleRegressor init_value = CORE_ML__SPECIFICATION__TREE_ENSEMBLE_REGRESSOR__INIT;
+  static const CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo init_value = CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__EVALUATION_INFO__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__tree_ensemble_regressor__get_packed_size
-                     (const CoreML__Specification__TreeEnsembleRegressor *message)
+void   core_ml__specification__tree_ensemble_parameters__tree_node__init
+                     (CoreML__Specification__TreeEnsembleParameters__TreeNode         *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
+  static const CoreML__Specification__TreeEnsembleParameters__TreeNode init_value = CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__tree_ensemble_parameters__init
+                     (CoreML__Specification__TreeEnsembleParameters         *message)
+{
+  static const CoreML__Specification__TreeEnsembleParameters init_value = CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__tree_ensemble_parameters__get_packed_size
+                     (const CoreML__Specification__TreeEnsembleParameters *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_parameters__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__tree_ensemble_regressor__pack
-                     (const CoreML__Specification__TreeEnsembleRegressor *message,
+size_t core_ml__specification__tree_ensemble_parameters__pack
+                     (const CoreML__Specification__TreeEnsembleParameters *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_parameters__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__tree_ensemble_regressor__pack_to_buffer
-                     (const CoreML__Specification__TreeEnsembleRegressor *message,
+size_t core_ml__specification__tree_ensemble_parameters__pack_to_buffer
+                     (const CoreML__Specification__TreeEnsembleParameters *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_parameters__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__TreeEnsembleRegressor *
-       core_ml__specification__tree_ensemble_regressor__unpack
+CoreML__Specification__TreeEnsembleParameters *
+       core_ml__specification__tree_ensemble_parameters__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__TreeEnsembleRegressor *)
-     protobuf_c_message_unpack (&core_ml__specification__tree_ensemble_regressor__descriptor,
+  return (CoreML__Specification__TreeEnsembleParameters *)
+     protobuf_c_message_unpack (&core_ml__specification__tree_ensemble_parameters__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__tree_ensemble_regressor__free_unpacked
-                     (CoreML__Specification__TreeEnsembleRegressor *message,
+void   core_ml__specification__tree_ensemble_parameters__free_unpacked
+                     (CoreML__Specification__TreeEnsembleParameters *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_parameters__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__tree_ensemble_classifier__init
@@ -277,49 +796,49 @@ void   core_ml__specification__tree_ensemble_classifier__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__tree_ensemble_classifier__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__bayesian_probit_regressor__init
-                     (CoreML__Specification__BayesianProbitRegressor         *message)
+void   core_ml__specification__tree_ensemble_regressor__init
+                     (CoreML__Specification__TreeEnsembleRegressor         *message)
 {
-  static const CoreML__Specification__BayesianProbitRegressor init_value = CORE_ML__SPECIFICATION__BAYESIAN_PROBIT_REGRESSOR__INIT;
+  static const CoreML__Specification__TreeEnsembleRegressor init_value = CORE_ML__SPECIFICATION__TREE_ENSEMBLE_REGRESSOR__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__bayesian_probit_regressor__get_packed_size
-                     (const CoreML__Specification__BayesianProbitRegressor *message)
+size_t core_ml__specification__tree_ensemble_regressor__get_packed_size
+                     (const CoreML__Specification__TreeEnsembleRegressor *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__bayesian_probit_regressor__pack
-                     (const CoreML__Specification__BayesianProbitRegressor *message,
+size_t core_ml__specification__tree_ensemble_regressor__pack
+                     (const CoreML__Specification__TreeEnsembleRegressor *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__bayesian_probit_regressor__pack_to_buffer
-                     (const CoreML__Specification__BayesianProbitRegressor *message,
+size_t core_ml__specification__tree_ensemble_regressor__pack_to_buffer
+                     (const CoreML__Specification__TreeEnsembleRegressor *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__BayesianProbitRegressor *
-       core_ml__specification__bayesian_probit_regressor__unpack
+CoreML__Specification__TreeEnsembleRegressor *
+       core_ml__specification__tree_ensemble_regressor__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__BayesianProbitRegressor *)
-     protobuf_c_message_unpack (&core_ml__specification__bayesian_probit_regressor__descriptor,
+  return (CoreML__Specification__TreeEnsembleRegressor *)
+     protobuf_c_message_unpack (&core_ml__specification__tree_ensemble_regressor__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__bayesian_probit_regressor__free_unpacked
-                     (CoreML__Specification__BayesianProbitRegressor *message,
+void   core_ml__specification__tree_ensemble_regressor__free_unpacked
+                     (CoreML__Specification__TreeEnsembleRegressor *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__tree_ensemble_regressor__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__knearest_neighbors_classifier__init
@@ -367,6 +886,288 @@ void   core_ml__specification__knearest_neighbors_classifier__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__knearest_neighbors_classifier__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__nearest_neighbors_index__init
+                     (CoreML__Specification__NearestNeighborsIndex         *message)
+{
+  static const CoreML__Specification__NearestNeighborsIndex init_value = CORE_ML__SPECIFICATION__NEAREST_NEIGHBORS_INDEX__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__nearest_neighbors_index__get_packed_size
+                     (const CoreML__Specification__NearestNeighborsIndex *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__nearest_neighbors_index__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__nearest_neighbors_index__pack
+                     (const CoreML__Specification__NearestNeighborsIndex *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__nearest_neighbors_index__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__nearest_neighbors_index__pack_to_buffer
+                     (const CoreML__Specification__NearestNeighborsIndex *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__nearest_neighbors_index__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__NearestNeighborsIndex *
+       core_ml__specification__nearest_neighbors_index__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__NearestNeighborsIndex *)
+     protobuf_c_message_unpack (&core_ml__specification__nearest_neighbors_index__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__nearest_neighbors_index__free_unpacked
+                     (CoreML__Specification__NearestNeighborsIndex *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__nearest_neighbors_index__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__uniform_weighting__init
+                     (CoreML__Specification__UniformWeighting         *message)
+{
+  static const CoreML__Specification__UniformWeighting init_value = CORE_ML__SPECIFICATION__UNIFORM_WEIGHTING__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__uniform_weighting__get_packed_size
+                     (const CoreML__Specification__UniformWeighting *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__uniform_weighting__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__uniform_weighting__pack
+                     (const CoreML__Specification__UniformWeighting *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__uniform_weighting__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__uniform_weighting__pack_to_buffer
+                     (const CoreML__Specification__UniformWeighting *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__uniform_weighting__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__UniformWeighting *
+       core_ml__specification__uniform_weighting__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__UniformWeighting *)
+     protobuf_c_message_unpack (&core_ml__specification__uniform_weighting__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__uniform_weighting__free_unpacked
+                     (CoreML__Specification__UniformWeighting *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__uniform_weighting__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__inverse_distance_weighting__init
+                     (CoreML__Specification__InverseDistanceWeighting         *message)
+{
+  static const CoreML__Specification__InverseDistanceWeighting init_value = CORE_ML__SPECIFICATION__INVERSE_DISTANCE_WEIGHTING__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__inverse_distance_weighting__get_packed_size
+                     (const CoreML__Specification__InverseDistanceWeighting *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__inverse_distance_weighting__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__inverse_distance_weighting__pack
+                     (const CoreML__Specification__InverseDistanceWeighting *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__inverse_distance_weighting__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__inverse_distance_weighting__pack_to_buffer
+                     (const CoreML__Specification__InverseDistanceWeighting *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__inverse_distance_weighting__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__InverseDistanceWeighting *
+       core_ml__specification__inverse_distance_weighting__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__InverseDistanceWeighting *)
+     protobuf_c_message_unpack (&core_ml__specification__inverse_distance_weighting__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__inverse_distance_weighting__free_unpacked
+                     (CoreML__Specification__InverseDistanceWeighting *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__inverse_distance_weighting__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__linear_index__init
+                     (CoreML__Specification__LinearIndex         *message)
+{
+  static const CoreML__Specification__LinearIndex init_value = CORE_ML__SPECIFICATION__LINEAR_INDEX__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__linear_index__get_packed_size
+                     (const CoreML__Specification__LinearIndex *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_index__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__linear_index__pack
+                     (const CoreML__Specification__LinearIndex *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_index__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__linear_index__pack_to_buffer
+                     (const CoreML__Specification__LinearIndex *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__linear_index__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LinearIndex *
+       core_ml__specification__linear_index__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LinearIndex *)
+     protobuf_c_message_unpack (&core_ml__specification__linear_index__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__linear_index__free_unpacked
+                     (CoreML__Specification__LinearIndex *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__linear_index__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__single_kd_tree_index__init
+                     (CoreML__Specification__SingleKdTreeIndex         *message)
+{
+  static const CoreML__Specification__SingleKdTreeIndex init_value = CORE_ML__SPECIFICATION__SINGLE_KD_TREE_INDEX__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__single_kd_tree_index__get_packed_size
+                     (const CoreML__Specification__SingleKdTreeIndex *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__single_kd_tree_index__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__single_kd_tree_index__pack
+                     (const CoreML__Specification__SingleKdTreeIndex *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__single_kd_tree_index__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__single_kd_tree_index__pack_to_buffer
+                     (const CoreML__Specification__SingleKdTreeIndex *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__single_kd_tree_index__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SingleKdTreeIndex *
+       core_ml__specification__single_kd_tree_index__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SingleKdTreeIndex *)
+     protobuf_c_message_unpack (&core_ml__specification__single_kd_tree_index__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__single_kd_tree_index__free_unpacked
+                     (CoreML__Specification__SingleKdTreeIndex *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__single_kd_tree_index__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__squared_euclidean_distance__init
+                     (CoreML__Specification__SquaredEuclideanDistance         *message)
+{
+  static const CoreML__Specification__SquaredEuclideanDistance init_value = CORE_ML__SPECIFICATION__SQUARED_EUCLIDEAN_DISTANCE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__squared_euclidean_distance__get_packed_size
+                     (const CoreML__Specification__SquaredEuclideanDistance *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__squared_euclidean_distance__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__squared_euclidean_distance__pack
+                     (const CoreML__Specification__SquaredEuclideanDistance *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__squared_euclidean_distance__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__squared_euclidean_distance__pack_to_buffer
+                     (const CoreML__Specification__SquaredEuclideanDistance *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__squared_euclidean_distance__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SquaredEuclideanDistance *
+       core_ml__specification__squared_euclidean_distance__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SquaredEuclideanDistance *)
+     protobuf_c_message_unpack (&core_ml__specification__squared_euclidean_distance__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__squared_euclidean_distance__free_unpacked
+                     (CoreML__Specification__SquaredEuclideanDistance *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__squared_euclidean_distance__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__item_similarity_recommender__connected_item__init
+                     (CoreML__Specification__ItemSimilarityRecommender__ConnectedItem         *message)
+{
+  static const CoreML__Specification__ItemSimilarityRecommender__ConnectedItem init_value = CORE_ML__SPECIFICATION__ITEM_SIMILARITY_RECOMMENDER__CONNECTED_ITEM__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__item_similarity_recommender__similar_items__init
+                     (CoreML__Specification__ItemSimilarityRecommender__SimilarItems         *message)
+{
+  static const CoreML__Specification__ItemSimilarityRecommender__SimilarItems init_value = CORE_ML__SPECIFICATION__ITEM_SIMILARITY_RECOMMENDER__SIMILAR_ITEMS__INIT;
+  *message = init_value;
+}
 void   core_ml__specification__item_similarity_recommender__init
                      (CoreML__Specification__ItemSimilarityRecommender         *message)
 {
@@ -410,141 +1211,6 @@ void   core_ml__specification__item_similarity_recommender__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__item_similarity_recommender__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__custom_model__init
-                     (CoreML__Specification__CustomModel         *message)
-{
-  static const CoreML__Specification__CustomModel init_value = CORE_ML__SPECIFICATION__CUSTOM_MODEL__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__custom_model__get_packed_size
-                     (const CoreML__Specification__CustomModel *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__custom_model__pack
-                     (const CoreML__Specification__CustomModel *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__custom_model__pack_to_buffer
-                     (const CoreML__Specification__CustomModel *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__CustomModel *
-       core_ml__specification__custom_model__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__CustomModel *)
-     protobuf_c_message_unpack (&core_ml__specification__custom_model__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__custom_model__free_unpacked
-                     (CoreML__Specification__CustomModel *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__linked_model__init
-                     (CoreML__Specification__LinkedModel         *message)
-{
-  static const CoreML__Specification__LinkedModel init_value = CORE_ML__SPECIFICATION__LINKED_MODEL__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__linked_model__get_packed_size
-                     (const CoreML__Specification__LinkedModel *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__linked_model__pack
-                     (const CoreML__Specification__LinkedModel *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__linked_model__pack_to_buffer
-                     (const CoreML__Specification__LinkedModel *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__LinkedModel *
-       core_ml__specification__linked_model__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__LinkedModel *)
-     protobuf_c_message_unpack (&core_ml__specification__linked_model__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__linked_model__free_unpacked
-                     (CoreML__Specification__LinkedModel *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__class_confidence_thresholding__init
-                     (CoreML__Specification__ClassConfidenceThresholding         *message)
-{
-  static const CoreML__Specification__ClassConfidenceThresholding init_value = CORE_ML__SPECIFICATION__CLASS_CONFIDENCE_THRESHOLDING__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__class_confidence_thresholding__get_packed_size
-                     (const CoreML__Specification__ClassConfidenceThresholding *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__class_confidence_thresholding__pack
-                     (const CoreML__Specification__ClassConfidenceThresholding *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__class_confidence_thresholding__pack_to_buffer
-                     (const CoreML__Specification__ClassConfidenceThresholding *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__ClassConfidenceThresholding *
-       core_ml__specification__class_confidence_thresholding__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__ClassConfidenceThresholding *)
-     protobuf_c_message_unpack (&core_ml__specification__class_confidence_thresholding__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__class_confidence_thresholding__free_unpacked
-                     (CoreML__Specification__ClassConfidenceThresholding *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__one_hot_encoder__init
@@ -636,6 +1302,12 @@ void   core_ml__specification__imputer__free_unpacked
     return;
   assert(message->base.descriptor == &core_ml__specification__imputer__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__feature_vectorizer__input_column__init
+                     (CoreML__Specification__FeatureVectorizer__InputColumn         *message)
+{
+  static const CoreML__Specification__FeatureVectorizer__InputColumn init_value = CORE_ML__SPECIFICATION__FEATURE_VECTORIZER__INPUT_COLUMN__INIT;
+  *message = init_value;
 }
 void   core_ml__specification__feature_vectorizer__init
                      (CoreML__Specification__FeatureVectorizer         *message)
@@ -907,6 +1579,12 @@ void   core_ml__specification__array_feature_extractor__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__array_feature_extractor__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__non_maximum_suppression__pick_top__init
+                     (CoreML__Specification__NonMaximumSuppression__PickTop         *message)
+{
+  static const CoreML__Specification__NonMaximumSuppression__PickTop init_value = CORE_ML__SPECIFICATION__NON_MAXIMUM_SUPPRESSION__PICK_TOP__INIT;
+  *message = init_value;
+}
 void   core_ml__specification__non_maximum_suppression__init
                      (CoreML__Specification__NonMaximumSuppression         *message)
 {
@@ -997,9 +1675,321 @@ void   core_ml__specification__identity__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__identity__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-#define core_ml__specification__glmregressor__field_descriptors NULL
-#define core_ml__specification__glmregressor__field_indices_by_name NULL
-#define core_ml__specification__glmregressor__number_ranges NULL
+void   core_ml__specification__bayesian_probit_regressor__gaussian__init
+                     (CoreML__Specification__BayesianProbitRegressor__Gaussian         *message)
+{
+  static const CoreML__Specification__BayesianProbitRegressor__Gaussian init_value = CORE_ML__SPECIFICATION__BAYESIAN_PROBIT_REGRESSOR__GAUSSIAN__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__bayesian_probit_regressor__feature_value_weight__init
+                     (CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight         *message)
+{
+  static const CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight init_value = CORE_ML__SPECIFICATION__BAYESIAN_PROBIT_REGRESSOR__FEATURE_VALUE_WEIGHT__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__bayesian_probit_regressor__feature_weight__init
+                     (CoreML__Specification__BayesianProbitRegressor__FeatureWeight         *message)
+{
+  static const CoreML__Specification__BayesianProbitRegressor__FeatureWeight init_value = CORE_ML__SPECIFICATION__BAYESIAN_PROBIT_REGRESSOR__FEATURE_WEIGHT__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__bayesian_probit_regressor__init
+                     (CoreML__Specification__BayesianProbitRegressor         *message)
+{
+  static const CoreML__Specification__BayesianProbitRegressor init_value = CORE_ML__SPECIFICATION__BAYESIAN_PROBIT_REGRESSOR__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__bayesian_probit_regressor__get_packed_size
+                     (const CoreML__Specification__BayesianProbitRegressor *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__bayesian_probit_regressor__pack
+                     (const CoreML__Specification__BayesianProbitRegressor *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__bayesian_probit_regressor__pack_to_buffer
+                     (const CoreML__Specification__BayesianProbitRegressor *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BayesianProbitRegressor *
+       core_ml__specification__bayesian_probit_regressor__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BayesianProbitRegressor *)
+     protobuf_c_message_unpack (&core_ml__specification__bayesian_probit_regressor__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__bayesian_probit_regressor__free_unpacked
+                     (CoreML__Specification__BayesianProbitRegressor *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__bayesian_probit_regressor__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__class_confidence_thresholding__init
+                     (CoreML__Specification__ClassConfidenceThresholding         *message)
+{
+  static const CoreML__Specification__ClassConfidenceThresholding init_value = CORE_ML__SPECIFICATION__CLASS_CONFIDENCE_THRESHOLDING__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__class_confidence_thresholding__get_packed_size
+                     (const CoreML__Specification__ClassConfidenceThresholding *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__class_confidence_thresholding__pack
+                     (const CoreML__Specification__ClassConfidenceThresholding *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__class_confidence_thresholding__pack_to_buffer
+                     (const CoreML__Specification__ClassConfidenceThresholding *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ClassConfidenceThresholding *
+       core_ml__specification__class_confidence_thresholding__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ClassConfidenceThresholding *)
+     protobuf_c_message_unpack (&core_ml__specification__class_confidence_thresholding__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__class_confidence_thresholding__free_unpacked
+                     (CoreML__Specification__ClassConfidenceThresholding *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__class_confidence_thresholding__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__custom_model__init
+                     (CoreML__Specification__CustomModel         *message)
+{
+  static const CoreML__Specification__CustomModel init_value = CORE_ML__SPECIFICATION__CUSTOM_MODEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__custom_model__get_packed_size
+                     (const CoreML__Specification__CustomModel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__custom_model__pack
+                     (const CoreML__Specification__CustomModel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__custom_model__pack_to_buffer
+                     (const CoreML__Specification__CustomModel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CustomModel *
+       core_ml__specification__custom_model__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CustomModel *)
+     protobuf_c_message_unpack (&core_ml__specification__custom_model__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__custom_model__free_unpacked
+                     (CoreML__Specification__CustomModel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__custom_model__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__linked_model__init
+                     (CoreML__Specification__LinkedModel         *message)
+{
+  static const CoreML__Specification__LinkedModel init_value = CORE_ML__SPECIFICATION__LINKED_MODEL__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__linked_model__get_packed_size
+                     (const CoreML__Specification__LinkedModel *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__linked_model__pack
+                     (const CoreML__Specification__LinkedModel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__linked_model__pack_to_buffer
+                     (const CoreML__Specification__LinkedModel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LinkedModel *
+       core_ml__specification__linked_model__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LinkedModel *)
+     protobuf_c_message_unpack (&core_ml__specification__linked_model__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__linked_model__free_unpacked
+                     (CoreML__Specification__LinkedModel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__linked_model__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor core_ml__specification__glmregressor__double_array__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__GLMRegressor__DoubleArray, n_value),
+    offsetof(CoreML__Specification__GLMRegressor__DoubleArray, value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__glmregressor__double_array__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange core_ml__specification__glmregressor__double_array__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__glmregressor__double_array__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GLMRegressor.DoubleArray",
+  "DoubleArray",
+  "CoreML__Specification__GLMRegressor__DoubleArray",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GLMRegressor__DoubleArray),
+  1,
+  core_ml__specification__glmregressor__double_array__field_descriptors,
+  core_ml__specification__glmregressor__double_array__field_indices_by_name,
+  1,  core_ml__specification__glmregressor__double_array__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__glmregressor__double_array__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__glmregressor__post_evaluation_transform__enum_values_by_number[3] =
+{
+  { "NoTransform", "CORE_ML__SPECIFICATION__GLMREGRESSOR__POST_EVALUATION_TRANSFORM__NoTransform", 0 },
+  { "Logit", "CORE_ML__SPECIFICATION__GLMREGRESSOR__POST_EVALUATION_TRANSFORM__Logit", 1 },
+  { "Probit", "CORE_ML__SPECIFICATION__GLMREGRESSOR__POST_EVALUATION_TRANSFORM__Probit", 2 },
+};
+static const ProtobufCIntRange core_ml__specification__glmregressor__post_evaluation_transform__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__glmregressor__post_evaluation_transform__enum_values_by_name[3] =
+{
+  { "Logit", 1 },
+  { "NoTransform", 0 },
+  { "Probit", 2 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__glmregressor__post_evaluation_transform__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GLMRegressor.PostEvaluationTransform",
+  "PostEvaluationTransform",
+  "CoreML__Specification__GLMRegressor__PostEvaluationTransform",
+  "CoreML.Specification",
+  3,
+  core_ml__specification__glmregressor__post_evaluation_transform__enum_values_by_number,
+  3,
+  core_ml__specification__glmregressor__post_evaluation_transform__enum_values_by_name,
+  1,
+  core_ml__specification__glmregressor__post_evaluation_transform__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__glmregressor__field_descriptors[3] =
+{
+  {
+    "weights",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__GLMRegressor, n_weights),
+    offsetof(CoreML__Specification__GLMRegressor, weights),
+    &core_ml__specification__glmregressor__double_array__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__GLMRegressor, n_offset),
+    offsetof(CoreML__Specification__GLMRegressor, offset),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "postEvaluationTransform",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GLMRegressor, postevaluationtransform),
+    &core_ml__specification__glmregressor__post_evaluation_transform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__glmregressor__field_indices_by_name[] = {
+  1,   /* field[1] = offset */
+  2,   /* field[2] = postEvaluationTransform */
+  0,   /* field[0] = weights */
+};
+static const ProtobufCIntRange core_ml__specification__glmregressor__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__glmregressor__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1008,16 +1998,196 @@ const ProtobufCMessageDescriptor core_ml__specification__glmregressor__descripto
   "CoreML__Specification__GLMRegressor",
   "CoreML.Specification",
   sizeof(CoreML__Specification__GLMRegressor),
-  0,
+  3,
   core_ml__specification__glmregressor__field_descriptors,
   core_ml__specification__glmregressor__field_indices_by_name,
-  0,  core_ml__specification__glmregressor__number_ranges,
+  1,  core_ml__specification__glmregressor__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__glmregressor__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__glmclassifier__field_descriptors NULL
-#define core_ml__specification__glmclassifier__field_indices_by_name NULL
-#define core_ml__specification__glmclassifier__number_ranges NULL
+static const ProtobufCFieldDescriptor core_ml__specification__glmclassifier__double_array__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__GLMClassifier__DoubleArray, n_value),
+    offsetof(CoreML__Specification__GLMClassifier__DoubleArray, value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__glmclassifier__double_array__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange core_ml__specification__glmclassifier__double_array__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__glmclassifier__double_array__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GLMClassifier.DoubleArray",
+  "DoubleArray",
+  "CoreML__Specification__GLMClassifier__DoubleArray",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GLMClassifier__DoubleArray),
+  1,
+  core_ml__specification__glmclassifier__double_array__field_descriptors,
+  core_ml__specification__glmclassifier__double_array__field_indices_by_name,
+  1,  core_ml__specification__glmclassifier__double_array__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__glmclassifier__double_array__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__glmclassifier__post_evaluation_transform__enum_values_by_number[2] =
+{
+  { "Logit", "CORE_ML__SPECIFICATION__GLMCLASSIFIER__POST_EVALUATION_TRANSFORM__Logit", 0 },
+  { "Probit", "CORE_ML__SPECIFICATION__GLMCLASSIFIER__POST_EVALUATION_TRANSFORM__Probit", 1 },
+};
+static const ProtobufCIntRange core_ml__specification__glmclassifier__post_evaluation_transform__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__glmclassifier__post_evaluation_transform__enum_values_by_name[2] =
+{
+  { "Logit", 0 },
+  { "Probit", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__glmclassifier__post_evaluation_transform__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GLMClassifier.PostEvaluationTransform",
+  "PostEvaluationTransform",
+  "CoreML__Specification__GLMClassifier__PostEvaluationTransform",
+  "CoreML.Specification",
+  2,
+  core_ml__specification__glmclassifier__post_evaluation_transform__enum_values_by_number,
+  2,
+  core_ml__specification__glmclassifier__post_evaluation_transform__enum_values_by_name,
+  1,
+  core_ml__specification__glmclassifier__post_evaluation_transform__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue core_ml__specification__glmclassifier__class_encoding__enum_values_by_number[2] =
+{
+  { "ReferenceClass", "CORE_ML__SPECIFICATION__GLMCLASSIFIER__CLASS_ENCODING__ReferenceClass", 0 },
+  { "OneVsRest", "CORE_ML__SPECIFICATION__GLMCLASSIFIER__CLASS_ENCODING__OneVsRest", 1 },
+};
+static const ProtobufCIntRange core_ml__specification__glmclassifier__class_encoding__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__glmclassifier__class_encoding__enum_values_by_name[2] =
+{
+  { "OneVsRest", 1 },
+  { "ReferenceClass", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__glmclassifier__class_encoding__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GLMClassifier.ClassEncoding",
+  "ClassEncoding",
+  "CoreML__Specification__GLMClassifier__ClassEncoding",
+  "CoreML.Specification",
+  2,
+  core_ml__specification__glmclassifier__class_encoding__enum_values_by_number,
+  2,
+  core_ml__specification__glmclassifier__class_encoding__enum_values_by_name,
+  1,
+  core_ml__specification__glmclassifier__class_encoding__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__glmclassifier__field_descriptors[6] =
+{
+  {
+    "weights",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__GLMClassifier, n_weights),
+    offsetof(CoreML__Specification__GLMClassifier, weights),
+    &core_ml__specification__glmclassifier__double_array__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__GLMClassifier, n_offset),
+    offsetof(CoreML__Specification__GLMClassifier, offset),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "postEvaluationTransform",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GLMClassifier, postevaluationtransform),
+    &core_ml__specification__glmclassifier__post_evaluation_transform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "classEncoding",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GLMClassifier, classencoding),
+    &core_ml__specification__glmclassifier__class_encoding__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stringClassLabels",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__GLMClassifier, class_labels_case),
+    offsetof(CoreML__Specification__GLMClassifier, stringclasslabels),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ClassLabels",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__GLMClassifier, class_labels_case),
+    offsetof(CoreML__Specification__GLMClassifier, int64classlabels),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__glmclassifier__field_indices_by_name[] = {
+  3,   /* field[3] = classEncoding */
+  5,   /* field[5] = int64ClassLabels */
+  1,   /* field[1] = offset */
+  2,   /* field[2] = postEvaluationTransform */
+  4,   /* field[4] = stringClassLabels */
+  0,   /* field[0] = weights */
+};
+static const ProtobufCIntRange core_ml__specification__glmclassifier__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 100, 4 },
+  { 0, 6 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__glmclassifier__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1026,16 +2196,577 @@ const ProtobufCMessageDescriptor core_ml__specification__glmclassifier__descript
   "CoreML__Specification__GLMClassifier",
   "CoreML.Specification",
   sizeof(CoreML__Specification__GLMClassifier),
-  0,
+  6,
   core_ml__specification__glmclassifier__field_descriptors,
   core_ml__specification__glmclassifier__field_indices_by_name,
-  0,  core_ml__specification__glmclassifier__number_ranges,
+  2,  core_ml__specification__glmclassifier__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__glmclassifier__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__support_vector_regressor__field_descriptors NULL
-#define core_ml__specification__support_vector_regressor__field_indices_by_name NULL
-#define core_ml__specification__support_vector_regressor__number_ranges NULL
+#define core_ml__specification__linear_kernel__field_descriptors NULL
+#define core_ml__specification__linear_kernel__field_indices_by_name NULL
+#define core_ml__specification__linear_kernel__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__linear_kernel__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LinearKernel",
+  "LinearKernel",
+  "CoreML__Specification__LinearKernel",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LinearKernel),
+  0,
+  core_ml__specification__linear_kernel__field_descriptors,
+  core_ml__specification__linear_kernel__field_indices_by_name,
+  0,  core_ml__specification__linear_kernel__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__linear_kernel__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__rbfkernel__field_descriptors[1] =
+{
+  {
+    "gamma",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RBFKernel, gamma),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__rbfkernel__field_indices_by_name[] = {
+  0,   /* field[0] = gamma */
+};
+static const ProtobufCIntRange core_ml__specification__rbfkernel__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__rbfkernel__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RBFKernel",
+  "RBFKernel",
+  "CoreML__Specification__RBFKernel",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RBFKernel),
+  1,
+  core_ml__specification__rbfkernel__field_descriptors,
+  core_ml__specification__rbfkernel__field_indices_by_name,
+  1,  core_ml__specification__rbfkernel__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__rbfkernel__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__poly_kernel__field_descriptors[3] =
+{
+  {
+    "degree",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PolyKernel, degree),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "c",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PolyKernel, c),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gamma",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__PolyKernel, gamma),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__poly_kernel__field_indices_by_name[] = {
+  1,   /* field[1] = c */
+  0,   /* field[0] = degree */
+  2,   /* field[2] = gamma */
+};
+static const ProtobufCIntRange core_ml__specification__poly_kernel__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__poly_kernel__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.PolyKernel",
+  "PolyKernel",
+  "CoreML__Specification__PolyKernel",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__PolyKernel),
+  3,
+  core_ml__specification__poly_kernel__field_descriptors,
+  core_ml__specification__poly_kernel__field_indices_by_name,
+  1,  core_ml__specification__poly_kernel__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__poly_kernel__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sigmoid_kernel__field_descriptors[2] =
+{
+  {
+    "gamma",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SigmoidKernel, gamma),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "c",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SigmoidKernel, c),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sigmoid_kernel__field_indices_by_name[] = {
+  1,   /* field[1] = c */
+  0,   /* field[0] = gamma */
+};
+static const ProtobufCIntRange core_ml__specification__sigmoid_kernel__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sigmoid_kernel__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SigmoidKernel",
+  "SigmoidKernel",
+  "CoreML__Specification__SigmoidKernel",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SigmoidKernel),
+  2,
+  core_ml__specification__sigmoid_kernel__field_descriptors,
+  core_ml__specification__sigmoid_kernel__field_indices_by_name,
+  1,  core_ml__specification__sigmoid_kernel__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sigmoid_kernel__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__kernel__field_descriptors[4] =
+{
+  {
+    "linearKernel",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Kernel, kernel_case),
+    offsetof(CoreML__Specification__Kernel, linearkernel),
+    &core_ml__specification__linear_kernel__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rbfKernel",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Kernel, kernel_case),
+    offsetof(CoreML__Specification__Kernel, rbfkernel),
+    &core_ml__specification__rbfkernel__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "polyKernel",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Kernel, kernel_case),
+    offsetof(CoreML__Specification__Kernel, polykernel),
+    &core_ml__specification__poly_kernel__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sigmoidKernel",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Kernel, kernel_case),
+    offsetof(CoreML__Specification__Kernel, sigmoidkernel),
+    &core_ml__specification__sigmoid_kernel__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__kernel__field_indices_by_name[] = {
+  0,   /* field[0] = linearKernel */
+  2,   /* field[2] = polyKernel */
+  1,   /* field[1] = rbfKernel */
+  3,   /* field[3] = sigmoidKernel */
+};
+static const ProtobufCIntRange core_ml__specification__kernel__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__kernel__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Kernel",
+  "Kernel",
+  "CoreML__Specification__Kernel",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Kernel),
+  4,
+  core_ml__specification__kernel__field_descriptors,
+  core_ml__specification__kernel__field_indices_by_name,
+  1,  core_ml__specification__kernel__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__kernel__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sparse_node__field_descriptors[2] =
+{
+  {
+    "index",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SparseNode, index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SparseNode, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sparse_node__field_indices_by_name[] = {
+  0,   /* field[0] = index */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__sparse_node__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sparse_node__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SparseNode",
+  "SparseNode",
+  "CoreML__Specification__SparseNode",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SparseNode),
+  2,
+  core_ml__specification__sparse_node__field_descriptors,
+  core_ml__specification__sparse_node__field_indices_by_name,
+  1,  core_ml__specification__sparse_node__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sparse_node__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sparse_vector__field_descriptors[1] =
+{
+  {
+    "nodes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SparseVector, n_nodes),
+    offsetof(CoreML__Specification__SparseVector, nodes),
+    &core_ml__specification__sparse_node__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sparse_vector__field_indices_by_name[] = {
+  0,   /* field[0] = nodes */
+};
+static const ProtobufCIntRange core_ml__specification__sparse_vector__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sparse_vector__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SparseVector",
+  "SparseVector",
+  "CoreML__Specification__SparseVector",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SparseVector),
+  1,
+  core_ml__specification__sparse_vector__field_descriptors,
+  core_ml__specification__sparse_vector__field_indices_by_name,
+  1,  core_ml__specification__sparse_vector__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sparse_vector__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sparse_support_vectors__field_descriptors[1] =
+{
+  {
+    "vectors",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SparseSupportVectors, n_vectors),
+    offsetof(CoreML__Specification__SparseSupportVectors, vectors),
+    &core_ml__specification__sparse_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sparse_support_vectors__field_indices_by_name[] = {
+  0,   /* field[0] = vectors */
+};
+static const ProtobufCIntRange core_ml__specification__sparse_support_vectors__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sparse_support_vectors__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SparseSupportVectors",
+  "SparseSupportVectors",
+  "CoreML__Specification__SparseSupportVectors",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SparseSupportVectors),
+  1,
+  core_ml__specification__sparse_support_vectors__field_descriptors,
+  core_ml__specification__sparse_support_vectors__field_indices_by_name,
+  1,  core_ml__specification__sparse_support_vectors__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sparse_support_vectors__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__dense_vector__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__DenseVector, n_values),
+    offsetof(CoreML__Specification__DenseVector, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__dense_vector__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__dense_vector__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__dense_vector__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.DenseVector",
+  "DenseVector",
+  "CoreML__Specification__DenseVector",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__DenseVector),
+  1,
+  core_ml__specification__dense_vector__field_descriptors,
+  core_ml__specification__dense_vector__field_indices_by_name,
+  1,  core_ml__specification__dense_vector__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__dense_vector__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__dense_support_vectors__field_descriptors[1] =
+{
+  {
+    "vectors",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__DenseSupportVectors, n_vectors),
+    offsetof(CoreML__Specification__DenseSupportVectors, vectors),
+    &core_ml__specification__dense_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__dense_support_vectors__field_indices_by_name[] = {
+  0,   /* field[0] = vectors */
+};
+static const ProtobufCIntRange core_ml__specification__dense_support_vectors__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__dense_support_vectors__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.DenseSupportVectors",
+  "DenseSupportVectors",
+  "CoreML__Specification__DenseSupportVectors",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__DenseSupportVectors),
+  1,
+  core_ml__specification__dense_support_vectors__field_descriptors,
+  core_ml__specification__dense_support_vectors__field_indices_by_name,
+  1,  core_ml__specification__dense_support_vectors__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__dense_support_vectors__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__coefficients__field_descriptors[1] =
+{
+  {
+    "alpha",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__Coefficients, n_alpha),
+    offsetof(CoreML__Specification__Coefficients, alpha),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__coefficients__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__coefficients__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__coefficients__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Coefficients",
+  "Coefficients",
+  "CoreML__Specification__Coefficients",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Coefficients),
+  1,
+  core_ml__specification__coefficients__field_descriptors,
+  core_ml__specification__coefficients__field_indices_by_name,
+  1,  core_ml__specification__coefficients__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__coefficients__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__support_vector_regressor__field_descriptors[5] =
+{
+  {
+    "kernel",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SupportVectorRegressor, kernel),
+    &core_ml__specification__kernel__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sparseSupportVectors",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorRegressor, support_vectors_case),
+    offsetof(CoreML__Specification__SupportVectorRegressor, sparsesupportvectors),
+    &core_ml__specification__sparse_support_vectors__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "denseSupportVectors",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorRegressor, support_vectors_case),
+    offsetof(CoreML__Specification__SupportVectorRegressor, densesupportvectors),
+    &core_ml__specification__dense_support_vectors__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coefficients",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SupportVectorRegressor, coefficients),
+    &core_ml__specification__coefficients__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rho",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SupportVectorRegressor, rho),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__support_vector_regressor__field_indices_by_name[] = {
+  3,   /* field[3] = coefficients */
+  2,   /* field[2] = denseSupportVectors */
+  0,   /* field[0] = kernel */
+  4,   /* field[4] = rho */
+  1,   /* field[1] = sparseSupportVectors */
+};
+static const ProtobufCIntRange core_ml__specification__support_vector_regressor__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__support_vector_regressor__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1044,16 +2775,154 @@ const ProtobufCMessageDescriptor core_ml__specification__support_vector_regresso
   "CoreML__Specification__SupportVectorRegressor",
   "CoreML.Specification",
   sizeof(CoreML__Specification__SupportVectorRegressor),
-  0,
+  5,
   core_ml__specification__support_vector_regressor__field_descriptors,
   core_ml__specification__support_vector_regressor__field_indices_by_name,
-  0,  core_ml__specification__support_vector_regressor__number_ranges,
+  1,  core_ml__specification__support_vector_regressor__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__support_vector_regressor__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__support_vector_classifier__field_descriptors NULL
-#define core_ml__specification__support_vector_classifier__field_indices_by_name NULL
-#define core_ml__specification__support_vector_classifier__number_ranges NULL
+static const ProtobufCFieldDescriptor core_ml__specification__support_vector_classifier__field_descriptors[10] =
+{
+  {
+    "kernel",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SupportVectorClassifier, kernel),
+    &core_ml__specification__kernel__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numberOfSupportVectorsPerClass",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT32,
+    offsetof(CoreML__Specification__SupportVectorClassifier, n_numberofsupportvectorsperclass),
+    offsetof(CoreML__Specification__SupportVectorClassifier, numberofsupportvectorsperclass),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sparseSupportVectors",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, support_vectors_case),
+    offsetof(CoreML__Specification__SupportVectorClassifier, sparsesupportvectors),
+    &core_ml__specification__sparse_support_vectors__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "denseSupportVectors",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, support_vectors_case),
+    offsetof(CoreML__Specification__SupportVectorClassifier, densesupportvectors),
+    &core_ml__specification__dense_support_vectors__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coefficients",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, n_coefficients),
+    offsetof(CoreML__Specification__SupportVectorClassifier, coefficients),
+    &core_ml__specification__coefficients__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rho",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, n_rho),
+    offsetof(CoreML__Specification__SupportVectorClassifier, rho),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "probA",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, n_proba),
+    offsetof(CoreML__Specification__SupportVectorClassifier, proba),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "probB",
+    8,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, n_probb),
+    offsetof(CoreML__Specification__SupportVectorClassifier, probb),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stringClassLabels",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, class_labels_case),
+    offsetof(CoreML__Specification__SupportVectorClassifier, stringclasslabels),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ClassLabels",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__SupportVectorClassifier, class_labels_case),
+    offsetof(CoreML__Specification__SupportVectorClassifier, int64classlabels),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__support_vector_classifier__field_indices_by_name[] = {
+  4,   /* field[4] = coefficients */
+  3,   /* field[3] = denseSupportVectors */
+  9,   /* field[9] = int64ClassLabels */
+  0,   /* field[0] = kernel */
+  1,   /* field[1] = numberOfSupportVectorsPerClass */
+  6,   /* field[6] = probA */
+  7,   /* field[7] = probB */
+  5,   /* field[5] = rho */
+  2,   /* field[2] = sparseSupportVectors */
+  8,   /* field[8] = stringClassLabels */
+};
+static const ProtobufCIntRange core_ml__specification__support_vector_classifier__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 100, 8 },
+  { 0, 10 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__support_vector_classifier__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1062,34 +2931,387 @@ const ProtobufCMessageDescriptor core_ml__specification__support_vector_classifi
   "CoreML__Specification__SupportVectorClassifier",
   "CoreML.Specification",
   sizeof(CoreML__Specification__SupportVectorClassifier),
-  0,
+  10,
   core_ml__specification__support_vector_classifier__field_descriptors,
   core_ml__specification__support_vector_classifier__field_indices_by_name,
-  0,  core_ml__specification__support_vector_classifier__number_ranges,
+  2,  core_ml__specification__support_vector_classifier__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__support_vector_classifier__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__tree_ensemble_regressor__field_descriptors NULL
-#define core_ml__specification__tree_ensemble_regressor__field_indices_by_name NULL
-#define core_ml__specification__tree_ensemble_regressor__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_regressor__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__field_descriptors[2] =
+{
+  {
+    "evaluationIndex",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo, evaluationindex),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "evaluationValue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo, evaluationvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__field_indices_by_name[] = {
+  0,   /* field[0] = evaluationIndex */
+  1,   /* field[1] = evaluationValue */
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.TreeEnsembleRegressor",
-  "TreeEnsembleRegressor",
-  "CoreML__Specification__TreeEnsembleRegressor",
+  "CoreML.Specification.TreeEnsembleParameters.TreeNode.EvaluationInfo",
+  "EvaluationInfo",
+  "CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__TreeEnsembleRegressor),
-  0,
-  core_ml__specification__tree_ensemble_regressor__field_descriptors,
-  core_ml__specification__tree_ensemble_regressor__field_indices_by_name,
-  0,  core_ml__specification__tree_ensemble_regressor__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__tree_ensemble_regressor__init,
+  sizeof(CoreML__Specification__TreeEnsembleParameters__TreeNode__EvaluationInfo),
+  2,
+  core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__field_descriptors,
+  core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__field_indices_by_name,
+  1,  core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__tree_ensemble_classifier__field_descriptors NULL
-#define core_ml__specification__tree_ensemble_classifier__field_indices_by_name NULL
-#define core_ml__specification__tree_ensemble_classifier__number_ranges NULL
+static const ProtobufCEnumValue core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__enum_values_by_number[7] =
+{
+  { "BranchOnValueLessThanEqual", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueLessThanEqual", 0 },
+  { "BranchOnValueLessThan", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueLessThan", 1 },
+  { "BranchOnValueGreaterThanEqual", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueGreaterThanEqual", 2 },
+  { "BranchOnValueGreaterThan", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueGreaterThan", 3 },
+  { "BranchOnValueEqual", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueEqual", 4 },
+  { "BranchOnValueNotEqual", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__BranchOnValueNotEqual", 5 },
+  { "LeafNode", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_PARAMETERS__TREE_NODE__TREE_NODE_BEHAVIOR__LeafNode", 6 },
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__enum_values_by_name[7] =
+{
+  { "BranchOnValueEqual", 4 },
+  { "BranchOnValueGreaterThan", 3 },
+  { "BranchOnValueGreaterThanEqual", 2 },
+  { "BranchOnValueLessThan", 1 },
+  { "BranchOnValueLessThanEqual", 0 },
+  { "BranchOnValueNotEqual", 5 },
+  { "LeafNode", 6 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TreeEnsembleParameters.TreeNode.TreeNodeBehavior",
+  "TreeNodeBehavior",
+  "CoreML__Specification__TreeEnsembleParameters__TreeNode__TreeNodeBehavior",
+  "CoreML.Specification",
+  7,
+  core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__enum_values_by_number,
+  7,
+  core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__enum_values_by_name,
+  1,
+  core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__tree_ensemble_parameters__tree_node__field_descriptors[10] =
+{
+  {
+    "treeId",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, treeid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nodeId",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, nodeid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nodeBehavior",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, nodebehavior),
+    &core_ml__specification__tree_ensemble_parameters__tree_node__tree_node_behavior__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "branchFeatureIndex",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, branchfeatureindex),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "branchFeatureValue",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, branchfeaturevalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "trueChildNodeId",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, truechildnodeid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "falseChildNodeId",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, falsechildnodeid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "missingValueTracksTrueChild",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, missingvaluetrackstruechild),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "evaluationInfo",
+    20,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, n_evaluationinfo),
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, evaluationinfo),
+    &core_ml__specification__tree_ensemble_parameters__tree_node__evaluation_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "relativeHitRate",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters__TreeNode, relativehitrate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tree_ensemble_parameters__tree_node__field_indices_by_name[] = {
+  3,   /* field[3] = branchFeatureIndex */
+  4,   /* field[4] = branchFeatureValue */
+  8,   /* field[8] = evaluationInfo */
+  6,   /* field[6] = falseChildNodeId */
+  7,   /* field[7] = missingValueTracksTrueChild */
+  2,   /* field[2] = nodeBehavior */
+  1,   /* field[1] = nodeId */
+  9,   /* field[9] = relativeHitRate */
+  0,   /* field[0] = treeId */
+  5,   /* field[5] = trueChildNodeId */
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_parameters__tree_node__number_ranges[4 + 1] =
+{
+  { 1, 0 },
+  { 10, 3 },
+  { 20, 8 },
+  { 30, 9 },
+  { 0, 10 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_parameters__tree_node__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TreeEnsembleParameters.TreeNode",
+  "TreeNode",
+  "CoreML__Specification__TreeEnsembleParameters__TreeNode",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__TreeEnsembleParameters__TreeNode),
+  10,
+  core_ml__specification__tree_ensemble_parameters__tree_node__field_descriptors,
+  core_ml__specification__tree_ensemble_parameters__tree_node__field_indices_by_name,
+  4,  core_ml__specification__tree_ensemble_parameters__tree_node__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__tree_ensemble_parameters__tree_node__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__tree_ensemble_parameters__field_descriptors[3] =
+{
+  {
+    "nodes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__TreeEnsembleParameters, n_nodes),
+    offsetof(CoreML__Specification__TreeEnsembleParameters, nodes),
+    &core_ml__specification__tree_ensemble_parameters__tree_node__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numPredictionDimensions",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleParameters, numpredictiondimensions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "basePredictionValue",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__TreeEnsembleParameters, n_basepredictionvalue),
+    offsetof(CoreML__Specification__TreeEnsembleParameters, basepredictionvalue),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tree_ensemble_parameters__field_indices_by_name[] = {
+  2,   /* field[2] = basePredictionValue */
+  0,   /* field[0] = nodes */
+  1,   /* field[1] = numPredictionDimensions */
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_parameters__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_parameters__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TreeEnsembleParameters",
+  "TreeEnsembleParameters",
+  "CoreML__Specification__TreeEnsembleParameters",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__TreeEnsembleParameters),
+  3,
+  core_ml__specification__tree_ensemble_parameters__field_descriptors,
+  core_ml__specification__tree_ensemble_parameters__field_indices_by_name,
+  1,  core_ml__specification__tree_ensemble_parameters__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__tree_ensemble_parameters__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__tree_ensemble_classifier__field_descriptors[4] =
+{
+  {
+    "treeEnsemble",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, treeensemble),
+    &core_ml__specification__tree_ensemble_parameters__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "postEvaluationTransform",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, postevaluationtransform),
+    &core_ml__specification__tree_ensemble_post_evaluation_transform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stringClassLabels",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, class_labels_case),
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, stringclasslabels),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ClassLabels",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, class_labels_case),
+    offsetof(CoreML__Specification__TreeEnsembleClassifier, int64classlabels),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tree_ensemble_classifier__field_indices_by_name[] = {
+  3,   /* field[3] = int64ClassLabels */
+  1,   /* field[1] = postEvaluationTransform */
+  2,   /* field[2] = stringClassLabels */
+  0,   /* field[0] = treeEnsemble */
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_classifier__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 100, 2 },
+  { 0, 4 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_classifier__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1098,34 +3320,183 @@ const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_classifie
   "CoreML__Specification__TreeEnsembleClassifier",
   "CoreML.Specification",
   sizeof(CoreML__Specification__TreeEnsembleClassifier),
-  0,
+  4,
   core_ml__specification__tree_ensemble_classifier__field_descriptors,
   core_ml__specification__tree_ensemble_classifier__field_indices_by_name,
-  0,  core_ml__specification__tree_ensemble_classifier__number_ranges,
+  2,  core_ml__specification__tree_ensemble_classifier__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__tree_ensemble_classifier__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__bayesian_probit_regressor__field_descriptors NULL
-#define core_ml__specification__bayesian_probit_regressor__field_indices_by_name NULL
-#define core_ml__specification__bayesian_probit_regressor__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__bayesian_probit_regressor__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__tree_ensemble_regressor__field_descriptors[2] =
+{
+  {
+    "treeEnsemble",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleRegressor, treeensemble),
+    &core_ml__specification__tree_ensemble_parameters__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "postEvaluationTransform",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TreeEnsembleRegressor, postevaluationtransform),
+    &core_ml__specification__tree_ensemble_post_evaluation_transform__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tree_ensemble_regressor__field_indices_by_name[] = {
+  1,   /* field[1] = postEvaluationTransform */
+  0,   /* field[0] = treeEnsemble */
+};
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_regressor__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__tree_ensemble_regressor__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.BayesianProbitRegressor",
-  "BayesianProbitRegressor",
-  "CoreML__Specification__BayesianProbitRegressor",
+  "CoreML.Specification.TreeEnsembleRegressor",
+  "TreeEnsembleRegressor",
+  "CoreML__Specification__TreeEnsembleRegressor",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__BayesianProbitRegressor),
-  0,
-  core_ml__specification__bayesian_probit_regressor__field_descriptors,
-  core_ml__specification__bayesian_probit_regressor__field_indices_by_name,
-  0,  core_ml__specification__bayesian_probit_regressor__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__bayesian_probit_regressor__init,
+  sizeof(CoreML__Specification__TreeEnsembleRegressor),
+  2,
+  core_ml__specification__tree_ensemble_regressor__field_descriptors,
+  core_ml__specification__tree_ensemble_regressor__field_indices_by_name,
+  1,  core_ml__specification__tree_ensemble_regressor__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__tree_ensemble_regressor__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__knearest_neighbors_classifier__field_descriptors NULL
-#define core_ml__specification__knearest_neighbors_classifier__field_indices_by_name NULL
-#define core_ml__specification__knearest_neighbors_classifier__number_ranges NULL
+static const ProtobufCFieldDescriptor core_ml__specification__knearest_neighbors_classifier__field_descriptors[8] =
+{
+  {
+    "nearestNeighborsIndex",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, nearestneighborsindex),
+    &core_ml__specification__nearest_neighbors_index__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numberOfNeighbors",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, numberofneighbors),
+    &core_ml__specification__int64_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stringClassLabels",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, class_labels_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, stringclasslabels),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ClassLabels",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, class_labels_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, int64classlabels),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "defaultStringLabel",
+    110,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, default_class_label_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, defaultstringlabel),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "defaultInt64Label",
+    111,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, default_class_label_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, defaultint64label),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "uniformWeighting",
+    200,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, weighting_scheme_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, uniformweighting),
+    &core_ml__specification__uniform_weighting__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "inverseDistanceWeighting",
+    210,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, weighting_scheme_case),
+    offsetof(CoreML__Specification__KNearestNeighborsClassifier, inversedistanceweighting),
+    &core_ml__specification__inverse_distance_weighting__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__knearest_neighbors_classifier__field_indices_by_name[] = {
+  5,   /* field[5] = defaultInt64Label */
+  4,   /* field[4] = defaultStringLabel */
+  3,   /* field[3] = int64ClassLabels */
+  7,   /* field[7] = inverseDistanceWeighting */
+  0,   /* field[0] = nearestNeighborsIndex */
+  1,   /* field[1] = numberOfNeighbors */
+  2,   /* field[2] = stringClassLabels */
+  6,   /* field[6] = uniformWeighting */
+};
+static const ProtobufCIntRange core_ml__specification__knearest_neighbors_classifier__number_ranges[6 + 1] =
+{
+  { 1, 0 },
+  { 3, 1 },
+  { 100, 2 },
+  { 110, 4 },
+  { 200, 6 },
+  { 210, 7 },
+  { 0, 8 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__knearest_neighbors_classifier__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1134,16 +3505,460 @@ const ProtobufCMessageDescriptor core_ml__specification__knearest_neighbors_clas
   "CoreML__Specification__KNearestNeighborsClassifier",
   "CoreML.Specification",
   sizeof(CoreML__Specification__KNearestNeighborsClassifier),
-  0,
+  8,
   core_ml__specification__knearest_neighbors_classifier__field_descriptors,
   core_ml__specification__knearest_neighbors_classifier__field_indices_by_name,
-  0,  core_ml__specification__knearest_neighbors_classifier__number_ranges,
+  6,  core_ml__specification__knearest_neighbors_classifier__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__knearest_neighbors_classifier__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__item_similarity_recommender__field_descriptors NULL
-#define core_ml__specification__item_similarity_recommender__field_indices_by_name NULL
-#define core_ml__specification__item_similarity_recommender__number_ranges NULL
+static const ProtobufCFieldDescriptor core_ml__specification__nearest_neighbors_index__field_descriptors[5] =
+{
+  {
+    "numberOfDimensions",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NearestNeighborsIndex, numberofdimensions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "floatSamples",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NearestNeighborsIndex, n_floatsamples),
+    offsetof(CoreML__Specification__NearestNeighborsIndex, floatsamples),
+    &core_ml__specification__float_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "linearIndex",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NearestNeighborsIndex, index_type_case),
+    offsetof(CoreML__Specification__NearestNeighborsIndex, linearindex),
+    &core_ml__specification__linear_index__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "singleKdTreeIndex",
+    110,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NearestNeighborsIndex, index_type_case),
+    offsetof(CoreML__Specification__NearestNeighborsIndex, singlekdtreeindex),
+    &core_ml__specification__single_kd_tree_index__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "squaredEuclideanDistance",
+    200,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NearestNeighborsIndex, distance_function_case),
+    offsetof(CoreML__Specification__NearestNeighborsIndex, squaredeuclideandistance),
+    &core_ml__specification__squared_euclidean_distance__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__nearest_neighbors_index__field_indices_by_name[] = {
+  1,   /* field[1] = floatSamples */
+  2,   /* field[2] = linearIndex */
+  0,   /* field[0] = numberOfDimensions */
+  3,   /* field[3] = singleKdTreeIndex */
+  4,   /* field[4] = squaredEuclideanDistance */
+};
+static const ProtobufCIntRange core_ml__specification__nearest_neighbors_index__number_ranges[4 + 1] =
+{
+  { 1, 0 },
+  { 100, 2 },
+  { 110, 3 },
+  { 200, 4 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__nearest_neighbors_index__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.NearestNeighborsIndex",
+  "NearestNeighborsIndex",
+  "CoreML__Specification__NearestNeighborsIndex",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__NearestNeighborsIndex),
+  5,
+  core_ml__specification__nearest_neighbors_index__field_descriptors,
+  core_ml__specification__nearest_neighbors_index__field_indices_by_name,
+  4,  core_ml__specification__nearest_neighbors_index__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__nearest_neighbors_index__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__uniform_weighting__field_descriptors NULL
+#define core_ml__specification__uniform_weighting__field_indices_by_name NULL
+#define core_ml__specification__uniform_weighting__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__uniform_weighting__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.UniformWeighting",
+  "UniformWeighting",
+  "CoreML__Specification__UniformWeighting",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__UniformWeighting),
+  0,
+  core_ml__specification__uniform_weighting__field_descriptors,
+  core_ml__specification__uniform_weighting__field_indices_by_name,
+  0,  core_ml__specification__uniform_weighting__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__uniform_weighting__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__inverse_distance_weighting__field_descriptors NULL
+#define core_ml__specification__inverse_distance_weighting__field_indices_by_name NULL
+#define core_ml__specification__inverse_distance_weighting__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__inverse_distance_weighting__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.InverseDistanceWeighting",
+  "InverseDistanceWeighting",
+  "CoreML__Specification__InverseDistanceWeighting",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__InverseDistanceWeighting),
+  0,
+  core_ml__specification__inverse_distance_weighting__field_descriptors,
+  core_ml__specification__inverse_distance_weighting__field_indices_by_name,
+  0,  core_ml__specification__inverse_distance_weighting__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__inverse_distance_weighting__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__linear_index__field_descriptors NULL
+#define core_ml__specification__linear_index__field_indices_by_name NULL
+#define core_ml__specification__linear_index__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__linear_index__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LinearIndex",
+  "LinearIndex",
+  "CoreML__Specification__LinearIndex",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LinearIndex),
+  0,
+  core_ml__specification__linear_index__field_descriptors,
+  core_ml__specification__linear_index__field_indices_by_name,
+  0,  core_ml__specification__linear_index__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__linear_index__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__single_kd_tree_index__field_descriptors[1] =
+{
+  {
+    "leafSize",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SingleKdTreeIndex, leafsize),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__single_kd_tree_index__field_indices_by_name[] = {
+  0,   /* field[0] = leafSize */
+};
+static const ProtobufCIntRange core_ml__specification__single_kd_tree_index__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__single_kd_tree_index__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SingleKdTreeIndex",
+  "SingleKdTreeIndex",
+  "CoreML__Specification__SingleKdTreeIndex",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SingleKdTreeIndex),
+  1,
+  core_ml__specification__single_kd_tree_index__field_descriptors,
+  core_ml__specification__single_kd_tree_index__field_indices_by_name,
+  1,  core_ml__specification__single_kd_tree_index__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__single_kd_tree_index__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__squared_euclidean_distance__field_descriptors NULL
+#define core_ml__specification__squared_euclidean_distance__field_indices_by_name NULL
+#define core_ml__specification__squared_euclidean_distance__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__squared_euclidean_distance__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SquaredEuclideanDistance",
+  "SquaredEuclideanDistance",
+  "CoreML__Specification__SquaredEuclideanDistance",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SquaredEuclideanDistance),
+  0,
+  core_ml__specification__squared_euclidean_distance__field_descriptors,
+  core_ml__specification__squared_euclidean_distance__field_indices_by_name,
+  0,  core_ml__specification__squared_euclidean_distance__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__squared_euclidean_distance__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__item_similarity_recommender__connected_item__field_descriptors[2] =
+{
+  {
+    "itemId",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__ConnectedItem, itemid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "similarityScore",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__ConnectedItem, similarityscore),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__item_similarity_recommender__connected_item__field_indices_by_name[] = {
+  0,   /* field[0] = itemId */
+  1,   /* field[1] = similarityScore */
+};
+static const ProtobufCIntRange core_ml__specification__item_similarity_recommender__connected_item__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__item_similarity_recommender__connected_item__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ItemSimilarityRecommender.ConnectedItem",
+  "ConnectedItem",
+  "CoreML__Specification__ItemSimilarityRecommender__ConnectedItem",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ItemSimilarityRecommender__ConnectedItem),
+  2,
+  core_ml__specification__item_similarity_recommender__connected_item__field_descriptors,
+  core_ml__specification__item_similarity_recommender__connected_item__field_indices_by_name,
+  1,  core_ml__specification__item_similarity_recommender__connected_item__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__item_similarity_recommender__connected_item__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__item_similarity_recommender__similar_items__field_descriptors[3] =
+{
+  {
+    "itemId",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__SimilarItems, itemid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "similarItemList",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__SimilarItems, n_similaritemlist),
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__SimilarItems, similaritemlist),
+    &core_ml__specification__item_similarity_recommender__connected_item__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemScoreAdjustment",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender__SimilarItems, itemscoreadjustment),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__item_similarity_recommender__similar_items__field_indices_by_name[] = {
+  0,   /* field[0] = itemId */
+  2,   /* field[2] = itemScoreAdjustment */
+  1,   /* field[1] = similarItemList */
+};
+static const ProtobufCIntRange core_ml__specification__item_similarity_recommender__similar_items__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__item_similarity_recommender__similar_items__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ItemSimilarityRecommender.SimilarItems",
+  "SimilarItems",
+  "CoreML__Specification__ItemSimilarityRecommender__SimilarItems",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ItemSimilarityRecommender__SimilarItems),
+  3,
+  core_ml__specification__item_similarity_recommender__similar_items__field_descriptors,
+  core_ml__specification__item_similarity_recommender__similar_items__field_indices_by_name,
+  1,  core_ml__specification__item_similarity_recommender__similar_items__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__item_similarity_recommender__similar_items__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__item_similarity_recommender__field_descriptors[9] =
+{
+  {
+    "itemItemSimilarities",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, n_itemitemsimilarities),
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, itemitemsimilarities),
+    &core_ml__specification__item_similarity_recommender__similar_items__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemStringIds",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, itemstringids),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemInt64Ids",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, itemint64ids),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemInputFeatureName",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, iteminputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numRecommendationsInputFeatureName",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, numrecommendationsinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemRestrictionInputFeatureName",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, itemrestrictioninputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "itemExclusionInputFeatureName",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, itemexclusioninputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "recommendedItemListOutputFeatureName",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, recommendeditemlistoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "recommendedItemScoreOutputFeatureName",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ItemSimilarityRecommender, recommendeditemscoreoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__item_similarity_recommender__field_indices_by_name[] = {
+  6,   /* field[6] = itemExclusionInputFeatureName */
+  3,   /* field[3] = itemInputFeatureName */
+  2,   /* field[2] = itemInt64Ids */
+  0,   /* field[0] = itemItemSimilarities */
+  5,   /* field[5] = itemRestrictionInputFeatureName */
+  1,   /* field[1] = itemStringIds */
+  4,   /* field[4] = numRecommendationsInputFeatureName */
+  7,   /* field[7] = recommendedItemListOutputFeatureName */
+  8,   /* field[8] = recommendedItemScoreOutputFeatureName */
+};
+static const ProtobufCIntRange core_ml__specification__item_similarity_recommender__number_ranges[3 + 1] =
+{
+  { 1, 0 },
+  { 10, 3 },
+  { 20, 7 },
+  { 0, 9 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__item_similarity_recommender__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -1152,11 +3967,1237 @@ const ProtobufCMessageDescriptor core_ml__specification__item_similarity_recomme
   "CoreML__Specification__ItemSimilarityRecommender",
   "CoreML.Specification",
   sizeof(CoreML__Specification__ItemSimilarityRecommender),
-  0,
+  9,
   core_ml__specification__item_similarity_recommender__field_descriptors,
   core_ml__specification__item_similarity_recommender__field_indices_by_name,
-  0,  core_ml__specification__item_similarity_recommender__number_ranges,
+  3,  core_ml__specification__item_similarity_recommender__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__item_similarity_recommender__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__one_hot_encoder__handle_unknown__enum_values_by_number[2] =
+{
+  { "ErrorOnUnknown", "CORE_ML__SPECIFICATION__ONE_HOT_ENCODER__HANDLE_UNKNOWN__ErrorOnUnknown", 0 },
+  { "IgnoreUnknown", "CORE_ML__SPECIFICATION__ONE_HOT_ENCODER__HANDLE_UNKNOWN__IgnoreUnknown", 1 },
+};
+static const ProtobufCIntRange core_ml__specification__one_hot_encoder__handle_unknown__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__one_hot_encoder__handle_unknown__enum_values_by_name[2] =
+{
+  { "ErrorOnUnknown", 0 },
+  { "IgnoreUnknown", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__one_hot_encoder__handle_unknown__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.OneHotEncoder.HandleUnknown",
+  "HandleUnknown",
+  "CoreML__Specification__OneHotEncoder__HandleUnknown",
+  "CoreML.Specification",
+  2,
+  core_ml__specification__one_hot_encoder__handle_unknown__enum_values_by_number,
+  2,
+  core_ml__specification__one_hot_encoder__handle_unknown__enum_values_by_name,
+  1,
+  core_ml__specification__one_hot_encoder__handle_unknown__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__one_hot_encoder__field_descriptors[4] =
+{
+  {
+    "stringCategories",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__OneHotEncoder, category_type_case),
+    offsetof(CoreML__Specification__OneHotEncoder, stringcategories),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64Categories",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__OneHotEncoder, category_type_case),
+    offsetof(CoreML__Specification__OneHotEncoder, int64categories),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputSparse",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotEncoder, outputsparse),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "handleUnknown",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotEncoder, handleunknown),
+    &core_ml__specification__one_hot_encoder__handle_unknown__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__one_hot_encoder__field_indices_by_name[] = {
+  3,   /* field[3] = handleUnknown */
+  1,   /* field[1] = int64Categories */
+  2,   /* field[2] = outputSparse */
+  0,   /* field[0] = stringCategories */
+};
+static const ProtobufCIntRange core_ml__specification__one_hot_encoder__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 10, 2 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__one_hot_encoder__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.OneHotEncoder",
+  "OneHotEncoder",
+  "CoreML__Specification__OneHotEncoder",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__OneHotEncoder),
+  4,
+  core_ml__specification__one_hot_encoder__field_descriptors,
+  core_ml__specification__one_hot_encoder__field_indices_by_name,
+  2,  core_ml__specification__one_hot_encoder__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__one_hot_encoder__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__imputer__field_descriptors[10] =
+{
+  {
+    "imputedDoubleValue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputeddoublevalue),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedInt64Value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputedint64value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedStringValue",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputedstringvalue),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedDoubleArray",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputeddoublearray),
+    &core_ml__specification__double_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedInt64Array",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputedint64array),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedStringDictionary",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputedstringdictionary),
+    &core_ml__specification__string_to_double_map__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "imputedInt64Dictionary",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Imputer, imputed_value_case),
+    offsetof(CoreML__Specification__Imputer, imputedint64dictionary),
+    &core_ml__specification__int64_to_double_map__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replaceDoubleValue",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__Imputer, replace_value_case),
+    offsetof(CoreML__Specification__Imputer, replacedoublevalue),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replaceInt64Value",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__Imputer, replace_value_case),
+    offsetof(CoreML__Specification__Imputer, replaceint64value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replaceStringValue",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__Imputer, replace_value_case),
+    offsetof(CoreML__Specification__Imputer, replacestringvalue),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__imputer__field_indices_by_name[] = {
+  3,   /* field[3] = imputedDoubleArray */
+  0,   /* field[0] = imputedDoubleValue */
+  4,   /* field[4] = imputedInt64Array */
+  6,   /* field[6] = imputedInt64Dictionary */
+  1,   /* field[1] = imputedInt64Value */
+  5,   /* field[5] = imputedStringDictionary */
+  2,   /* field[2] = imputedStringValue */
+  7,   /* field[7] = replaceDoubleValue */
+  8,   /* field[8] = replaceInt64Value */
+  9,   /* field[9] = replaceStringValue */
+};
+static const ProtobufCIntRange core_ml__specification__imputer__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 11, 7 },
+  { 0, 10 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__imputer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Imputer",
+  "Imputer",
+  "CoreML__Specification__Imputer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Imputer),
+  10,
+  core_ml__specification__imputer__field_descriptors,
+  core_ml__specification__imputer__field_indices_by_name,
+  2,  core_ml__specification__imputer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__imputer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__feature_vectorizer__input_column__field_descriptors[2] =
+{
+  {
+    "inputColumn",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FeatureVectorizer__InputColumn, inputcolumn),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "inputDimensions",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FeatureVectorizer__InputColumn, inputdimensions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__feature_vectorizer__input_column__field_indices_by_name[] = {
+  0,   /* field[0] = inputColumn */
+  1,   /* field[1] = inputDimensions */
+};
+static const ProtobufCIntRange core_ml__specification__feature_vectorizer__input_column__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__feature_vectorizer__input_column__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FeatureVectorizer.InputColumn",
+  "InputColumn",
+  "CoreML__Specification__FeatureVectorizer__InputColumn",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FeatureVectorizer__InputColumn),
+  2,
+  core_ml__specification__feature_vectorizer__input_column__field_descriptors,
+  core_ml__specification__feature_vectorizer__input_column__field_indices_by_name,
+  1,  core_ml__specification__feature_vectorizer__input_column__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__feature_vectorizer__input_column__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__feature_vectorizer__field_descriptors[1] =
+{
+  {
+    "inputList",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__FeatureVectorizer, n_inputlist),
+    offsetof(CoreML__Specification__FeatureVectorizer, inputlist),
+    &core_ml__specification__feature_vectorizer__input_column__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__feature_vectorizer__field_indices_by_name[] = {
+  0,   /* field[0] = inputList */
+};
+static const ProtobufCIntRange core_ml__specification__feature_vectorizer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__feature_vectorizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FeatureVectorizer",
+  "FeatureVectorizer",
+  "CoreML__Specification__FeatureVectorizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FeatureVectorizer),
+  1,
+  core_ml__specification__feature_vectorizer__field_descriptors,
+  core_ml__specification__feature_vectorizer__field_indices_by_name,
+  1,  core_ml__specification__feature_vectorizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__feature_vectorizer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__dict_vectorizer__field_descriptors[2] =
+{
+  {
+    "stringToIndex",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__DictVectorizer, map_case),
+    offsetof(CoreML__Specification__DictVectorizer, stringtoindex),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ToIndex",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__DictVectorizer, map_case),
+    offsetof(CoreML__Specification__DictVectorizer, int64toindex),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__dict_vectorizer__field_indices_by_name[] = {
+  1,   /* field[1] = int64ToIndex */
+  0,   /* field[0] = stringToIndex */
+};
+static const ProtobufCIntRange core_ml__specification__dict_vectorizer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__dict_vectorizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.DictVectorizer",
+  "DictVectorizer",
+  "CoreML__Specification__DictVectorizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__DictVectorizer),
+  2,
+  core_ml__specification__dict_vectorizer__field_descriptors,
+  core_ml__specification__dict_vectorizer__field_indices_by_name,
+  1,  core_ml__specification__dict_vectorizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__dict_vectorizer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__scaler__field_descriptors[2] =
+{
+  {
+    "shiftValue",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__Scaler, n_shiftvalue),
+    offsetof(CoreML__Specification__Scaler, shiftvalue),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "scaleValue",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__Scaler, n_scalevalue),
+    offsetof(CoreML__Specification__Scaler, scalevalue),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__scaler__field_indices_by_name[] = {
+  1,   /* field[1] = scaleValue */
+  0,   /* field[0] = shiftValue */
+};
+static const ProtobufCIntRange core_ml__specification__scaler__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__scaler__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Scaler",
+  "Scaler",
+  "CoreML__Specification__Scaler",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Scaler),
+  2,
+  core_ml__specification__scaler__field_descriptors,
+  core_ml__specification__scaler__field_indices_by_name,
+  1,  core_ml__specification__scaler__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__scaler__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__categorical_mapping__field_descriptors[4] =
+{
+  {
+    "stringToInt64Map",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__CategoricalMapping, mapping_type_case),
+    offsetof(CoreML__Specification__CategoricalMapping, stringtoint64map),
+    &core_ml__specification__string_to_int64_map__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ToStringMap",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__CategoricalMapping, mapping_type_case),
+    offsetof(CoreML__Specification__CategoricalMapping, int64tostringmap),
+    &core_ml__specification__int64_to_string_map__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strValue",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__CategoricalMapping, value_on_unknown_case),
+    offsetof(CoreML__Specification__CategoricalMapping, strvalue),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64Value",
+    102,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__CategoricalMapping, value_on_unknown_case),
+    offsetof(CoreML__Specification__CategoricalMapping, int64value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__categorical_mapping__field_indices_by_name[] = {
+  1,   /* field[1] = int64ToStringMap */
+  3,   /* field[3] = int64Value */
+  2,   /* field[2] = strValue */
+  0,   /* field[0] = stringToInt64Map */
+};
+static const ProtobufCIntRange core_ml__specification__categorical_mapping__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 101, 2 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__categorical_mapping__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CategoricalMapping",
+  "CategoricalMapping",
+  "CoreML__Specification__CategoricalMapping",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CategoricalMapping),
+  4,
+  core_ml__specification__categorical_mapping__field_descriptors,
+  core_ml__specification__categorical_mapping__field_indices_by_name,
+  2,  core_ml__specification__categorical_mapping__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__categorical_mapping__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__normalizer__norm_type__enum_values_by_number[3] =
+{
+  { "LMax", "CORE_ML__SPECIFICATION__NORMALIZER__NORM_TYPE__LMax", 0 },
+  { "L1", "CORE_ML__SPECIFICATION__NORMALIZER__NORM_TYPE__L1", 1 },
+  { "L2", "CORE_ML__SPECIFICATION__NORMALIZER__NORM_TYPE__L2", 2 },
+};
+static const ProtobufCIntRange core_ml__specification__normalizer__norm_type__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__normalizer__norm_type__enum_values_by_name[3] =
+{
+  { "L1", 1 },
+  { "L2", 2 },
+  { "LMax", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__normalizer__norm_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Normalizer.NormType",
+  "NormType",
+  "CoreML__Specification__Normalizer__NormType",
+  "CoreML.Specification",
+  3,
+  core_ml__specification__normalizer__norm_type__enum_values_by_number,
+  3,
+  core_ml__specification__normalizer__norm_type__enum_values_by_name,
+  1,
+  core_ml__specification__normalizer__norm_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__normalizer__field_descriptors[1] =
+{
+  {
+    "normType",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Normalizer, normtype),
+    &core_ml__specification__normalizer__norm_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__normalizer__field_indices_by_name[] = {
+  0,   /* field[0] = normType */
+};
+static const ProtobufCIntRange core_ml__specification__normalizer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__normalizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Normalizer",
+  "Normalizer",
+  "CoreML__Specification__Normalizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Normalizer),
+  1,
+  core_ml__specification__normalizer__field_descriptors,
+  core_ml__specification__normalizer__field_indices_by_name,
+  1,  core_ml__specification__normalizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__normalizer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__array_feature_extractor__field_descriptors[1] =
+{
+  {
+    "extractIndex",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__ArrayFeatureExtractor, n_extractindex),
+    offsetof(CoreML__Specification__ArrayFeatureExtractor, extractindex),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__array_feature_extractor__field_indices_by_name[] = {
+  0,   /* field[0] = extractIndex */
+};
+static const ProtobufCIntRange core_ml__specification__array_feature_extractor__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__array_feature_extractor__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ArrayFeatureExtractor",
+  "ArrayFeatureExtractor",
+  "CoreML__Specification__ArrayFeatureExtractor",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ArrayFeatureExtractor),
+  1,
+  core_ml__specification__array_feature_extractor__field_descriptors,
+  core_ml__specification__array_feature_extractor__field_indices_by_name,
+  1,  core_ml__specification__array_feature_extractor__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__array_feature_extractor__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__non_maximum_suppression__pick_top__field_descriptors[1] =
+{
+  {
+    "perClass",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression__PickTop, perclass),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__non_maximum_suppression__pick_top__field_indices_by_name[] = {
+  0,   /* field[0] = perClass */
+};
+static const ProtobufCIntRange core_ml__specification__non_maximum_suppression__pick_top__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__non_maximum_suppression__pick_top__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.NonMaximumSuppression.PickTop",
+  "PickTop",
+  "CoreML__Specification__NonMaximumSuppression__PickTop",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__NonMaximumSuppression__PickTop),
+  1,
+  core_ml__specification__non_maximum_suppression__pick_top__field_descriptors,
+  core_ml__specification__non_maximum_suppression__pick_top__field_indices_by_name,
+  1,  core_ml__specification__non_maximum_suppression__pick_top__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__non_maximum_suppression__pick_top__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__non_maximum_suppression__field_descriptors[11] =
+{
+  {
+    "pickTop",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NonMaximumSuppression, suppression_method_case),
+    offsetof(CoreML__Specification__NonMaximumSuppression, picktop),
+    &core_ml__specification__non_maximum_suppression__pick_top__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stringClassLabels",
+    100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NonMaximumSuppression, class_labels_case),
+    offsetof(CoreML__Specification__NonMaximumSuppression, stringclasslabels),
+    &core_ml__specification__string_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int64ClassLabels",
+    101,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NonMaximumSuppression, class_labels_case),
+    offsetof(CoreML__Specification__NonMaximumSuppression, int64classlabels),
+    &core_ml__specification__int64_vector__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iouThreshold",
+    110,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, iouthreshold),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "confidenceThreshold",
+    111,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, confidencethreshold),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "confidenceInputFeatureName",
+    200,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, confidenceinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coordinatesInputFeatureName",
+    201,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, coordinatesinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iouThresholdInputFeatureName",
+    202,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, iouthresholdinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "confidenceThresholdInputFeatureName",
+    203,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, confidencethresholdinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "confidenceOutputFeatureName",
+    210,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, confidenceoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coordinatesOutputFeatureName",
+    211,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppression, coordinatesoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__non_maximum_suppression__field_indices_by_name[] = {
+  5,   /* field[5] = confidenceInputFeatureName */
+  9,   /* field[9] = confidenceOutputFeatureName */
+  4,   /* field[4] = confidenceThreshold */
+  8,   /* field[8] = confidenceThresholdInputFeatureName */
+  6,   /* field[6] = coordinatesInputFeatureName */
+  10,   /* field[10] = coordinatesOutputFeatureName */
+  2,   /* field[2] = int64ClassLabels */
+  3,   /* field[3] = iouThreshold */
+  7,   /* field[7] = iouThresholdInputFeatureName */
+  0,   /* field[0] = pickTop */
+  1,   /* field[1] = stringClassLabels */
+};
+static const ProtobufCIntRange core_ml__specification__non_maximum_suppression__number_ranges[5 + 1] =
+{
+  { 1, 0 },
+  { 100, 1 },
+  { 110, 3 },
+  { 200, 5 },
+  { 210, 9 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__non_maximum_suppression__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.NonMaximumSuppression",
+  "NonMaximumSuppression",
+  "CoreML__Specification__NonMaximumSuppression",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__NonMaximumSuppression),
+  11,
+  core_ml__specification__non_maximum_suppression__field_descriptors,
+  core_ml__specification__non_maximum_suppression__field_indices_by_name,
+  5,  core_ml__specification__non_maximum_suppression__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__non_maximum_suppression__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__identity__field_descriptors NULL
+#define core_ml__specification__identity__field_indices_by_name NULL
+#define core_ml__specification__identity__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__identity__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Identity",
+  "Identity",
+  "CoreML__Specification__Identity",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Identity),
+  0,
+  core_ml__specification__identity__field_descriptors,
+  core_ml__specification__identity__field_indices_by_name,
+  0,  core_ml__specification__identity__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__identity__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__bayesian_probit_regressor__gaussian__field_descriptors[2] =
+{
+  {
+    "mean",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor__Gaussian, mean),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "precision",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor__Gaussian, precision),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__bayesian_probit_regressor__gaussian__field_indices_by_name[] = {
+  0,   /* field[0] = mean */
+  1,   /* field[1] = precision */
+};
+static const ProtobufCIntRange core_ml__specification__bayesian_probit_regressor__gaussian__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__bayesian_probit_regressor__gaussian__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BayesianProbitRegressor.Gaussian",
+  "Gaussian",
+  "CoreML__Specification__BayesianProbitRegressor__Gaussian",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BayesianProbitRegressor__Gaussian),
+  2,
+  core_ml__specification__bayesian_probit_regressor__gaussian__field_descriptors,
+  core_ml__specification__bayesian_probit_regressor__gaussian__field_indices_by_name,
+  1,  core_ml__specification__bayesian_probit_regressor__gaussian__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__bayesian_probit_regressor__gaussian__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__bayesian_probit_regressor__feature_value_weight__field_descriptors[2] =
+{
+  {
+    "featureValue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight, featurevalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "featureWeight",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight, featureweight),
+    &core_ml__specification__bayesian_probit_regressor__gaussian__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__bayesian_probit_regressor__feature_value_weight__field_indices_by_name[] = {
+  0,   /* field[0] = featureValue */
+  1,   /* field[1] = featureWeight */
+};
+static const ProtobufCIntRange core_ml__specification__bayesian_probit_regressor__feature_value_weight__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__bayesian_probit_regressor__feature_value_weight__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BayesianProbitRegressor.FeatureValueWeight",
+  "FeatureValueWeight",
+  "CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BayesianProbitRegressor__FeatureValueWeight),
+  2,
+  core_ml__specification__bayesian_probit_regressor__feature_value_weight__field_descriptors,
+  core_ml__specification__bayesian_probit_regressor__feature_value_weight__field_indices_by_name,
+  1,  core_ml__specification__bayesian_probit_regressor__feature_value_weight__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__bayesian_probit_regressor__feature_value_weight__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__bayesian_probit_regressor__feature_weight__field_descriptors[2] =
+{
+  {
+    "featureId",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor__FeatureWeight, featureid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "weights",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__BayesianProbitRegressor__FeatureWeight, n_weights),
+    offsetof(CoreML__Specification__BayesianProbitRegressor__FeatureWeight, weights),
+    &core_ml__specification__bayesian_probit_regressor__feature_value_weight__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__bayesian_probit_regressor__feature_weight__field_indices_by_name[] = {
+  0,   /* field[0] = featureId */
+  1,   /* field[1] = weights */
+};
+static const ProtobufCIntRange core_ml__specification__bayesian_probit_regressor__feature_weight__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__bayesian_probit_regressor__feature_weight__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BayesianProbitRegressor.FeatureWeight",
+  "FeatureWeight",
+  "CoreML__Specification__BayesianProbitRegressor__FeatureWeight",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BayesianProbitRegressor__FeatureWeight),
+  2,
+  core_ml__specification__bayesian_probit_regressor__feature_weight__field_descriptors,
+  core_ml__specification__bayesian_probit_regressor__feature_weight__field_indices_by_name,
+  1,  core_ml__specification__bayesian_probit_regressor__feature_weight__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__bayesian_probit_regressor__feature_weight__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__bayesian_probit_regressor__field_descriptors[11] =
+{
+  {
+    "numberOfFeatures",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, numberoffeatures),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bias",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, bias),
+    &core_ml__specification__bayesian_probit_regressor__gaussian__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "features",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__BayesianProbitRegressor, n_features),
+    offsetof(CoreML__Specification__BayesianProbitRegressor, features),
+    &core_ml__specification__bayesian_probit_regressor__feature_weight__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "regressionInputFeatureName",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, regressioninputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "optimismInputFeatureName",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, optimisminputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "samplingScaleInputFeatureName",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, samplingscaleinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "samplingTruncationInputFeatureName",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, samplingtruncationinputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "meanOutputFeatureName",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, meanoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "varianceOutputFeatureName",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, varianceoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pessimisticProbabilityOutputFeatureName",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, pessimisticprobabilityoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sampledProbabilityOutputFeatureName",
+    23,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BayesianProbitRegressor, sampledprobabilityoutputfeaturename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__bayesian_probit_regressor__field_indices_by_name[] = {
+  1,   /* field[1] = bias */
+  2,   /* field[2] = features */
+  7,   /* field[7] = meanOutputFeatureName */
+  0,   /* field[0] = numberOfFeatures */
+  4,   /* field[4] = optimismInputFeatureName */
+  9,   /* field[9] = pessimisticProbabilityOutputFeatureName */
+  3,   /* field[3] = regressionInputFeatureName */
+  10,   /* field[10] = sampledProbabilityOutputFeatureName */
+  5,   /* field[5] = samplingScaleInputFeatureName */
+  6,   /* field[6] = samplingTruncationInputFeatureName */
+  8,   /* field[8] = varianceOutputFeatureName */
+};
+static const ProtobufCIntRange core_ml__specification__bayesian_probit_regressor__number_ranges[3 + 1] =
+{
+  { 1, 0 },
+  { 10, 3 },
+  { 20, 7 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__bayesian_probit_regressor__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BayesianProbitRegressor",
+  "BayesianProbitRegressor",
+  "CoreML__Specification__BayesianProbitRegressor",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BayesianProbitRegressor),
+  11,
+  core_ml__specification__bayesian_probit_regressor__field_descriptors,
+  core_ml__specification__bayesian_probit_regressor__field_indices_by_name,
+  3,  core_ml__specification__bayesian_probit_regressor__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__bayesian_probit_regressor__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__class_confidence_thresholding__field_descriptors[1] =
+{
+  {
+    "precisionRecallCurves",
+    100,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__ClassConfidenceThresholding, n_precisionrecallcurves),
+    offsetof(CoreML__Specification__ClassConfidenceThresholding, precisionrecallcurves),
+    &core_ml__specification__precision_recall_curve__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__class_confidence_thresholding__field_indices_by_name[] = {
+  0,   /* field[0] = precisionRecallCurves */
+};
+static const ProtobufCIntRange core_ml__specification__class_confidence_thresholding__number_ranges[1 + 1] =
+{
+  { 100, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__class_confidence_thresholding__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ClassConfidenceThresholding",
+  "ClassConfidenceThresholding",
+  "CoreML__Specification__ClassConfidenceThresholding",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ClassConfidenceThresholding),
+  1,
+  core_ml__specification__class_confidence_thresholding__field_descriptors,
+  core_ml__specification__class_confidence_thresholding__field_indices_by_name,
+  1,  core_ml__specification__class_confidence_thresholding__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__class_confidence_thresholding__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define core_ml__specification__custom_model__field_descriptors NULL
@@ -1195,201 +5236,35 @@ const ProtobufCMessageDescriptor core_ml__specification__linked_model__descripto
   (ProtobufCMessageInit) core_ml__specification__linked_model__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__class_confidence_thresholding__field_descriptors NULL
-#define core_ml__specification__class_confidence_thresholding__field_indices_by_name NULL
-#define core_ml__specification__class_confidence_thresholding__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__class_confidence_thresholding__descriptor =
+static const ProtobufCEnumValue core_ml__specification__tree_ensemble_post_evaluation_transform__enum_values_by_number[4] =
 {
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ClassConfidenceThresholding",
-  "ClassConfidenceThresholding",
-  "CoreML__Specification__ClassConfidenceThresholding",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__ClassConfidenceThresholding),
-  0,
-  core_ml__specification__class_confidence_thresholding__field_descriptors,
-  core_ml__specification__class_confidence_thresholding__field_indices_by_name,
-  0,  core_ml__specification__class_confidence_thresholding__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__class_confidence_thresholding__init,
-  NULL,NULL,NULL    /* reserved[123] */
+  { "NoTransform", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_POST_EVALUATION_TRANSFORM__NoTransform", 0 },
+  { "Classification_SoftMax", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_POST_EVALUATION_TRANSFORM__Classification_SoftMax", 1 },
+  { "Regression_Logistic", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_POST_EVALUATION_TRANSFORM__Regression_Logistic", 2 },
+  { "Classification_SoftMaxWithZeroClassReference", "CORE_ML__SPECIFICATION__TREE_ENSEMBLE_POST_EVALUATION_TRANSFORM__Classification_SoftMaxWithZeroClassReference", 3 },
 };
-#define core_ml__specification__one_hot_encoder__field_descriptors NULL
-#define core_ml__specification__one_hot_encoder__field_indices_by_name NULL
-#define core_ml__specification__one_hot_encoder__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__one_hot_encoder__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.OneHotEncoder",
-  "OneHotEncoder",
-  "CoreML__Specification__OneHotEncoder",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__OneHotEncoder),
-  0,
-  core_ml__specification__one_hot_encoder__field_descriptors,
-  core_ml__specification__one_hot_encoder__field_indices_by_name,
-  0,  core_ml__specification__one_hot_encoder__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__one_hot_encoder__init,
-  NULL,NULL,NULL    /* reserved[123] */
+static const ProtobufCIntRange core_ml__specification__tree_ensemble_post_evaluation_transform__value_ranges[] = {
+{0, 0},{0, 4}
 };
-#define core_ml__specification__imputer__field_descriptors NULL
-#define core_ml__specification__imputer__field_indices_by_name NULL
-#define core_ml__specification__imputer__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__imputer__descriptor =
+static const ProtobufCEnumValueIndex core_ml__specification__tree_ensemble_post_evaluation_transform__enum_values_by_name[4] =
 {
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.Imputer",
-  "Imputer",
-  "CoreML__Specification__Imputer",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__Imputer),
-  0,
-  core_ml__specification__imputer__field_descriptors,
-  core_ml__specification__imputer__field_indices_by_name,
-  0,  core_ml__specification__imputer__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__imputer__init,
-  NULL,NULL,NULL    /* reserved[123] */
+  { "Classification_SoftMax", 1 },
+  { "Classification_SoftMaxWithZeroClassReference", 3 },
+  { "NoTransform", 0 },
+  { "Regression_Logistic", 2 },
 };
-#define core_ml__specification__feature_vectorizer__field_descriptors NULL
-#define core_ml__specification__feature_vectorizer__field_indices_by_name NULL
-#define core_ml__specification__feature_vectorizer__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__feature_vectorizer__descriptor =
+const ProtobufCEnumDescriptor core_ml__specification__tree_ensemble_post_evaluation_transform__descriptor =
 {
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.FeatureVectorizer",
-  "FeatureVectorizer",
-  "CoreML__Specification__FeatureVectorizer",
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TreeEnsemblePostEvaluationTransform",
+  "TreeEnsemblePostEvaluationTransform",
+  "CoreML__Specification__TreeEnsemblePostEvaluationTransform",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__FeatureVectorizer),
-  0,
-  core_ml__specification__feature_vectorizer__field_descriptors,
-  core_ml__specification__feature_vectorizer__field_indices_by_name,
-  0,  core_ml__specification__feature_vectorizer__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__feature_vectorizer__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__dict_vectorizer__field_descriptors NULL
-#define core_ml__specification__dict_vectorizer__field_indices_by_name NULL
-#define core_ml__specification__dict_vectorizer__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__dict_vectorizer__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.DictVectorizer",
-  "DictVectorizer",
-  "CoreML__Specification__DictVectorizer",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__DictVectorizer),
-  0,
-  core_ml__specification__dict_vectorizer__field_descriptors,
-  core_ml__specification__dict_vectorizer__field_indices_by_name,
-  0,  core_ml__specification__dict_vectorizer__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__dict_vectorizer__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__scaler__field_descriptors NULL
-#define core_ml__specification__scaler__field_indices_by_name NULL
-#define core_ml__specification__scaler__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__scaler__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.Scaler",
-  "Scaler",
-  "CoreML__Specification__Scaler",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__Scaler),
-  0,
-  core_ml__specification__scaler__field_descriptors,
-  core_ml__specification__scaler__field_indices_by_name,
-  0,  core_ml__specification__scaler__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__scaler__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__categorical_mapping__field_descriptors NULL
-#define core_ml__specification__categorical_mapping__field_indices_by_name NULL
-#define core_ml__specification__categorical_mapping__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__categorical_mapping__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.CategoricalMapping",
-  "CategoricalMapping",
-  "CoreML__Specification__CategoricalMapping",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__CategoricalMapping),
-  0,
-  core_ml__specification__categorical_mapping__field_descriptors,
-  core_ml__specification__categorical_mapping__field_indices_by_name,
-  0,  core_ml__specification__categorical_mapping__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__categorical_mapping__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__normalizer__field_descriptors NULL
-#define core_ml__specification__normalizer__field_indices_by_name NULL
-#define core_ml__specification__normalizer__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__normalizer__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.Normalizer",
-  "Normalizer",
-  "CoreML__Specification__Normalizer",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__Normalizer),
-  0,
-  core_ml__specification__normalizer__field_descriptors,
-  core_ml__specification__normalizer__field_indices_by_name,
-  0,  core_ml__specification__normalizer__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__normalizer__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__array_feature_extractor__field_descriptors NULL
-#define core_ml__specification__array_feature_extractor__field_indices_by_name NULL
-#define core_ml__specification__array_feature_extractor__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__array_feature_extractor__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ArrayFeatureExtractor",
-  "ArrayFeatureExtractor",
-  "CoreML__Specification__ArrayFeatureExtractor",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__ArrayFeatureExtractor),
-  0,
-  core_ml__specification__array_feature_extractor__field_descriptors,
-  core_ml__specification__array_feature_extractor__field_indices_by_name,
-  0,  core_ml__specification__array_feature_extractor__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__array_feature_extractor__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__non_maximum_suppression__field_descriptors NULL
-#define core_ml__specification__non_maximum_suppression__field_indices_by_name NULL
-#define core_ml__specification__non_maximum_suppression__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__non_maximum_suppression__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.NonMaximumSuppression",
-  "NonMaximumSuppression",
-  "CoreML__Specification__NonMaximumSuppression",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__NonMaximumSuppression),
-  0,
-  core_ml__specification__non_maximum_suppression__field_descriptors,
-  core_ml__specification__non_maximum_suppression__field_indices_by_name,
-  0,  core_ml__specification__non_maximum_suppression__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__non_maximum_suppression__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-#define core_ml__specification__identity__field_descriptors NULL
-#define core_ml__specification__identity__field_indices_by_name NULL
-#define core_ml__specification__identity__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__identity__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.Identity",
-  "Identity",
-  "CoreML__Specification__Identity",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__Identity),
-  0,
-  core_ml__specification__identity__field_descriptors,
-  core_ml__specification__identity__field_indices_by_name,
-  0,  core_ml__specification__identity__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__identity__init,
-  NULL,NULL,NULL    /* reserved[123] */
+  4,
+  core_ml__specification__tree_ensemble_post_evaluation_transform__enum_values_by_number,
+  4,
+  core_ml__specification__tree_ensemble_post_evaluation_transform__enum_values_by_name,
+  1,
+  core_ml__specification__tree_ensemble_post_evaluation_transform__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -9,10 +9,14 @@ import Glibc
 import Darwin
 #endif
 
-/// A Swift spec value that has a protobuf-c message counterpart.
-protocol CMessageCodable {
+/// A Swift spec value that can be read from its protobuf-c message counterpart.
+protocol CMessageDecodable {
     /// Reads the value from a decoded C message.
     init(reading r: CReader) throws
+}
+
+/// A Swift spec value that has a protobuf-c message counterpart, in both directions.
+protocol CMessageCodable: CMessageDecodable {
     /// Fills a freshly initialised C message (all fields at their defaults).
     func write(to w: CWriter) throws
 }
@@ -21,9 +25,19 @@ protocol CMessageCodable {
 /// names unsupported layer types), so the generic report is skipped.
 protocol ReportsOwnUnknownFields {}
 
-/// Collects warnings while one model is decoded.
+/// Marker: readers of this type's messages get `CReader.wire` (the message's exact bytes), so
+/// content kept verbatim below it (classical model kinds) keeps its original encoding.
+protocol KeepsWireBytes {}
+
+/// Collects warnings while one model is decoded, and owns the buffers `CReader.wire` points
+/// into below the top level (freed when the decode ends).
 final class DecodeContext {
     var warnings: [String] = []
+    private var retained: [UnsafeMutablePointer<ProtobufCMessage>] = []
+
+    func retain(_ m: UnsafeMutablePointer<ProtobufCMessage>) { retained.append(m) }
+
+    deinit { for m in retained { protobuf_c_message_free_unpacked(m, nil) } }
 }
 
 private let oneofFlag = PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue
@@ -34,6 +48,10 @@ struct CReader {
     let ctx: DecodeContext
     /// Where this message sits in the model, e.g. `Model.neuralNetwork.layers[3] "conv1"`.
     let path: String
+    /// The message's exact wire bytes, when known: the decoded buffer for the root, and for
+    /// `KeepsWireBytes` sub-messages the bytes of their field in the parent's wire bytes. Valid
+    /// only while the decode runs. See WireBytes.swift.
+    var wire: UnsafeRawBufferPointer? = nil
 
     var descriptor: UnsafePointer<ProtobufCMessageDescriptor> {
         msg.load(as: ProtobufCMessage.self).descriptor
@@ -127,33 +145,58 @@ struct CReader {
     func int64s(_ id: UInt32) -> [Int64] { scalars(id, PROTOBUF_C_TYPE_INT64, Int64.self) }
     func uint64s(_ id: UInt32) -> [UInt64] { scalars(id, PROTOBUF_C_TYPE_UINT64, UInt64.self) }
     func bools(_ id: UInt32) -> [Bool] { scalars(id, PROTOBUF_C_TYPE_BOOL, Int32.self).map { $0 != 0 } }
+    func int32s(_ id: UInt32) -> [Int32] { scalars(id, PROTOBUF_C_TYPE_INT32, Int32.self) }
+    func uint32s(_ id: UInt32) -> [UInt32] { scalars(id, PROTOBUF_C_TYPE_UINT32, UInt32.self) }
+    /// Raw values of a repeated enum field (values outside the schema are kept).
+    func enumValues(_ id: UInt32) -> [Int32] { scalars(id, PROTOBUF_C_TYPE_ENUM, Int32.self) }
+
+    /// A proto3 `map<k, v>` field (a repeated entry message with key = 1, value = 2). A key that
+    /// occurs twice keeps its last value, as protobuf's merge semantics say.
+    func map<K: Hashable, V>(_ id: UInt32, key: (CReader) -> K, value: (CReader) -> V) -> [K: V] {
+        let (f, n, p) = repeated(id, PROTOBUF_C_TYPE_MESSAGE)
+        guard n > 0, let p else { return [:] }
+        let ptrs = p.assumingMemoryBound(to: UnsafeRawPointer?.self)
+        var out: [K: V] = [:]
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            guard let m = ptrs[i] else { continue }
+            let r = CReader(msg: m, ctx: ctx, path: fieldPath(f) + "[\(i)]")
+            r.reportUnknownFields()
+            out[key(r)] = value(r)
+        }
+        return out
+    }
     func strings(_ id: UInt32) -> [String] {
         scalars(id, PROTOBUF_C_TYPE_STRING, UnsafePointer<CChar>?.self).map { $0.map { String(cString: $0) } ?? "" }
     }
 
     // MARK: messages
 
-    private func fieldPath(_ f: ProtobufCFieldDescriptor) -> String { path + "." + String(cString: f.name) }
+    func fieldPath(_ f: ProtobufCFieldDescriptor) -> String { path + "." + String(cString: f.name) }
 
     /// Decodes the sub-message in field `id`; nil when absent (or another oneof member is set).
-    func message<T: CMessageCodable>(_ id: UInt32, as _: T.Type = T.self) throws -> T? {
+    func message<T: CMessageDecodable>(_ id: UInt32, as _: T.Type = T.self) throws -> T? {
         let f = field(id, PROTOBUF_C_TYPE_MESSAGE, repeated: false)
         guard active(f), let p = msg.load(fromByteOffset: Int(f.offset), as: UnsafeRawPointer?.self) else {
             return nil
         }
-        return try child(p, path: fieldPath(f))
+        var wire: UnsafeRawBufferPointer?
+        if T.self is KeepsWireBytes.Type, let all = wireOccurrences(id), all.count == 1 { wire = all[0] }
+        return try child(p, path: fieldPath(f), wire: wire)
     }
 
     /// Decodes a repeated message field (warnings name each element by its index).
-    func messages<T: CMessageCodable>(_ id: UInt32, as _: T.Type = T.self) throws -> [T] {
+    func messages<T: CMessageDecodable>(_ id: UInt32, as _: T.Type = T.self) throws -> [T] {
         let (f, n, p) = repeated(id, PROTOBUF_C_TYPE_MESSAGE)
         guard n > 0, let p else { return [] }
         let ptrs = p.assumingMemoryBound(to: UnsafeRawPointer?.self)
+        var wires: [UnsafeRawBufferPointer]?
+        if T.self is KeepsWireBytes.Type, let all = wireOccurrences(id), all.count == n { wires = all }
         var out: [T] = []
         out.reserveCapacity(n)
         for i in 0..<n {
             guard let m = ptrs[i] else { continue }
-            out.append(try child(m, path: fieldPath(f) + "[\(i)]"))
+            out.append(try child(m, path: fieldPath(f) + "[\(i)]", wire: wires?[i]))
         }
         return out
     }
@@ -183,8 +226,9 @@ struct CReader {
     /// The same message under another path (to add a layer name to warnings).
     func renamed(_ newPath: String) -> CReader { CReader(msg: msg, ctx: ctx, path: newPath) }
 
-    func child<T: CMessageCodable>(_ p: UnsafeRawPointer, path: String) throws -> T {
-        let r = CReader(msg: p, ctx: ctx, path: path)
+    func child<T: CMessageDecodable>(_ p: UnsafeRawPointer, path: String,
+                                     wire: UnsafeRawBufferPointer? = nil) throws -> T {
+        let r = CReader(msg: p, ctx: ctx, path: path, wire: wire)
         if !(T.self is ReportsOwnUnknownFields.Type) { r.reportUnknownFields() }
         return try T(reading: r)
     }

@@ -38,7 +38,7 @@ extension Spec.Model {
         }
         defer { protobuf_c_message_free_unpacked(msg, nil) }
         let ctx = DecodeContext()
-        let reader = CReader(msg: UnsafeRawPointer(msg), ctx: ctx, path: "Model")
+        let reader = CReader(msg: UnsafeRawPointer(msg), ctx: ctx, path: "Model", wire: buffer)
         var model = try Spec.Model(reading: reader)
         if model.specificationVersion == 0 && model.description == nil, case .none = model.type {
             // Valid protobuf wire data, but nothing a Core ML model has.

@@ -44,7 +44,9 @@ extension Spec {
         case neuralNetworkClassifier(NeuralNetworkClassifier)
         case neuralNetwork(NeuralNetwork)
         case serializedModel(SerializedModel)
-        /// A kind recognised by name only; `content` is the message's wire content.
+        /// A kind without a typed case here; `content` is the message's wire content, kept
+        /// byte-for-byte. Classical kinds (trees, GLMs, SVMs, kNN, encoders, …) decode from it
+        /// with `Spec.Model.classicalParameters()`; the others are recognised by name only.
         case other(kind: ModelKind, content: UnknownFields)
 
         public var kind: ModelKind? {
@@ -175,7 +177,7 @@ extension Spec {
 
 // MARK: - C bridge
 
-extension Spec.Model: CMessageCodable {
+extension Spec.Model: CMessageCodable, KeepsWireBytes {
     init(reading r: CReader) throws {
         specificationVersion = r.int32(1)
         description = try r.message(2)
@@ -194,9 +196,11 @@ extension Spec.Model: CMessageCodable {
         case 3000: type = .serializedModel(try r.message(3000)!)
         default:
             let kind = Spec.ModelKind(rawValue: c)
-            let content = r.opaqueMessage(c) ?? []
+            // The original bytes (see WireBytes.swift), so re-encoding stays byte-identical.
+            let content = r.verbatimContent(c) ?? []
             type = .other(kind: kind, content: content)
-            if !content.isEmpty {
+            // Classical kinds decode on demand: `classicalParameters()`.
+            if !content.isEmpty && !Spec.ClassicalParameters.kinds.contains(kind) {
                 r.ctx.warnings.append("\(r.path).\(kind.name): model type \(kind.name) is recognised "
                     + "by name only; its content (\(content.count) top-level field(s), "
                     + "\(content.reduce(0) { $0 + $1.data.count }) bytes) is kept verbatim, not decoded")
@@ -229,7 +233,7 @@ extension Spec.Model: CMessageCodable {
     }
 }
 
-extension Spec.Pipeline: CMessageCodable {
+extension Spec.Pipeline: CMessageCodable, KeepsWireBytes {
     init(reading r: CReader) throws {
         models = try r.messages(1)
         names = r.strings(2)
@@ -242,7 +246,7 @@ extension Spec.Pipeline: CMessageCodable {
     }
 }
 
-extension Spec.PipelineClassifier: CMessageCodable {
+extension Spec.PipelineClassifier: CMessageCodable, KeepsWireBytes {
     init(reading r: CReader) throws {
         pipeline = try r.message(1)
         unknownFields = r.unknownFields
@@ -253,7 +257,7 @@ extension Spec.PipelineClassifier: CMessageCodable {
     }
 }
 
-extension Spec.PipelineRegressor: CMessageCodable {
+extension Spec.PipelineRegressor: CMessageCodable, KeepsWireBytes {
     init(reading r: CReader) throws {
         pipeline = try r.message(1)
         unknownFields = r.unknownFields

@@ -18,6 +18,14 @@ enum WireScan {
         return scanner.scan(ccoreml_model_descriptor(), 0, bytes.count, "Model", depth: 0)
     }
 
+    /// The first wire-format problem of `bytes` read as a `message` (offsets relative to
+    /// `bytes`, fields named under `path`); nil when the wire structure is sound.
+    static func problem(_ bytes: UnsafeRawBufferPointer, message: UnsafePointer<ProtobufCMessageDescriptor>,
+                        path: String) -> String? {
+        var scanner = Scanner(bytes: bytes)
+        return scanner.scan(message, 0, bytes.count, path, depth: 0)
+    }
+
     /// A human-readable description of why protobuf-c rejected `bytes`.
     static func diagnose(_ bytes: UnsafeRawBufferPointer) -> String {
         problem(bytes) ?? ("data whose wire structure looks valid but that protobuf-c rejected (an "

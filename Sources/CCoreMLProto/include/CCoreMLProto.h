@@ -10,6 +10,7 @@
 #include "Model.pb-c.h"
 #include "NeuralNetwork.pb-c.h"
 #include "OtherModels.pb-c.h"
+#include "Parameters.pb-c.h"
 
 /* Root descriptor: Swift cannot take the address of an imported C constant. */
 static inline const ProtobufCMessageDescriptor *_Nonnull ccoreml_model_descriptor(void) {

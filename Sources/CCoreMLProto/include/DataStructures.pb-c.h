@@ -15,16 +15,128 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 
+typedef struct CoreML__Specification__StringToInt64Map CoreML__Specification__StringToInt64Map;
+typedef struct CoreML__Specification__StringToInt64Map__MapEntry CoreML__Specification__StringToInt64Map__MapEntry;
+typedef struct CoreML__Specification__Int64ToStringMap CoreML__Specification__Int64ToStringMap;
+typedef struct CoreML__Specification__Int64ToStringMap__MapEntry CoreML__Specification__Int64ToStringMap__MapEntry;
+typedef struct CoreML__Specification__StringToDoubleMap CoreML__Specification__StringToDoubleMap;
+typedef struct CoreML__Specification__StringToDoubleMap__MapEntry CoreML__Specification__StringToDoubleMap__MapEntry;
+typedef struct CoreML__Specification__Int64ToDoubleMap CoreML__Specification__Int64ToDoubleMap;
+typedef struct CoreML__Specification__Int64ToDoubleMap__MapEntry CoreML__Specification__Int64ToDoubleMap__MapEntry;
 typedef struct CoreML__Specification__StringVector CoreML__Specification__StringVector;
 typedef struct CoreML__Specification__Int64Vector CoreML__Specification__Int64Vector;
 typedef struct CoreML__Specification__FloatVector CoreML__Specification__FloatVector;
 typedef struct CoreML__Specification__DoubleVector CoreML__Specification__DoubleVector;
+typedef struct CoreML__Specification__Int64Range CoreML__Specification__Int64Range;
+typedef struct CoreML__Specification__Int64Set CoreML__Specification__Int64Set;
+typedef struct CoreML__Specification__DoubleRange CoreML__Specification__DoubleRange;
+typedef struct CoreML__Specification__PrecisionRecallCurve CoreML__Specification__PrecisionRecallCurve;
 
 
 /* --- enums --- */
 
 
 /* --- messages --- */
+
+struct  CoreML__Specification__StringToInt64Map__MapEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  int64_t value;
+};
+#define CORE_ML__SPECIFICATION__STRING_TO_INT64_MAP__MAP_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__string_to_int64_map__map_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Dictionary from string keys to 64-bit integers.
+ */
+struct  CoreML__Specification__StringToInt64Map
+{
+  ProtobufCMessage base;
+  size_t n_map;
+  CoreML__Specification__StringToInt64Map__MapEntry **map;
+};
+#define CORE_ML__SPECIFICATION__STRING_TO_INT64_MAP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__string_to_int64_map__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__Int64ToStringMap__MapEntry
+{
+  ProtobufCMessage base;
+  int64_t key;
+  char *value;
+};
+#define CORE_ML__SPECIFICATION__INT64_TO_STRING_MAP__MAP_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_to_string_map__map_entry__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Dictionary from 64-bit integer keys to strings.
+ */
+struct  CoreML__Specification__Int64ToStringMap
+{
+  ProtobufCMessage base;
+  size_t n_map;
+  CoreML__Specification__Int64ToStringMap__MapEntry **map;
+};
+#define CORE_ML__SPECIFICATION__INT64_TO_STRING_MAP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_to_string_map__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__StringToDoubleMap__MapEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  double value;
+};
+#define CORE_ML__SPECIFICATION__STRING_TO_DOUBLE_MAP__MAP_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__string_to_double_map__map_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Dictionary from string keys to doubles.
+ */
+struct  CoreML__Specification__StringToDoubleMap
+{
+  ProtobufCMessage base;
+  size_t n_map;
+  CoreML__Specification__StringToDoubleMap__MapEntry **map;
+};
+#define CORE_ML__SPECIFICATION__STRING_TO_DOUBLE_MAP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__string_to_double_map__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__Int64ToDoubleMap__MapEntry
+{
+  ProtobufCMessage base;
+  int64_t key;
+  double value;
+};
+#define CORE_ML__SPECIFICATION__INT64_TO_DOUBLE_MAP__MAP_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_to_double_map__map_entry__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * Dictionary from 64-bit integer keys to doubles.
+ */
+struct  CoreML__Specification__Int64ToDoubleMap
+{
+  ProtobufCMessage base;
+  size_t n_map;
+  CoreML__Specification__Int64ToDoubleMap__MapEntry **map;
+};
+#define CORE_ML__SPECIFICATION__INT64_TO_DOUBLE_MAP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_to_double_map__descriptor) \
+    , 0,NULL }
+
 
 struct  CoreML__Specification__StringVector
 {
@@ -70,6 +182,152 @@ struct  CoreML__Specification__DoubleVector
     , 0,NULL }
 
 
+/*
+ * Closed interval [minValue, maxValue] of integers.
+ */
+struct  CoreML__Specification__Int64Range
+{
+  ProtobufCMessage base;
+  int64_t minvalue;
+  int64_t maxvalue;
+};
+#define CORE_ML__SPECIFICATION__INT64_RANGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_range__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * An explicit set of allowed integers.
+ */
+struct  CoreML__Specification__Int64Set
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  int64_t *values;
+};
+#define CORE_ML__SPECIFICATION__INT64_SET__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__int64_set__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * Closed interval [minValue, maxValue] of doubles.
+ */
+struct  CoreML__Specification__DoubleRange
+{
+  ProtobufCMessage base;
+  double minvalue;
+  double maxvalue;
+};
+#define CORE_ML__SPECIFICATION__DOUBLE_RANGE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__double_range__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * Precision and recall sampled at confidence thresholds (paired element by element).
+ */
+struct  CoreML__Specification__PrecisionRecallCurve
+{
+  ProtobufCMessage base;
+  CoreML__Specification__FloatVector *precisionvalues;
+  CoreML__Specification__FloatVector *precisionconfidencethresholds;
+  CoreML__Specification__FloatVector *recallvalues;
+  CoreML__Specification__FloatVector *recallconfidencethresholds;
+};
+#define CORE_ML__SPECIFICATION__PRECISION_RECALL_CURVE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__precision_recall_curve__descriptor) \
+    , NULL, NULL, NULL, NULL }
+
+
+/* CoreML__Specification__StringToInt64Map__MapEntry methods */
+void   core_ml__specification__string_to_int64_map__map_entry__init
+                     (CoreML__Specification__StringToInt64Map__MapEntry         *message);
+/* CoreML__Specification__StringToInt64Map methods */
+void   core_ml__specification__string_to_int64_map__init
+                     (CoreML__Specification__StringToInt64Map         *message);
+size_t core_ml__specification__string_to_int64_map__get_packed_size
+                     (const CoreML__Specification__StringToInt64Map   *message);
+size_t core_ml__specification__string_to_int64_map__pack
+                     (const CoreML__Specification__StringToInt64Map   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__string_to_int64_map__pack_to_buffer
+                     (const CoreML__Specification__StringToInt64Map   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__StringToInt64Map *
+       core_ml__specification__string_to_int64_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__string_to_int64_map__free_unpacked
+                     (CoreML__Specification__StringToInt64Map *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__Int64ToStringMap__MapEntry methods */
+void   core_ml__specification__int64_to_string_map__map_entry__init
+                     (CoreML__Specification__Int64ToStringMap__MapEntry         *message);
+/* CoreML__Specification__Int64ToStringMap methods */
+void   core_ml__specification__int64_to_string_map__init
+                     (CoreML__Specification__Int64ToStringMap         *message);
+size_t core_ml__specification__int64_to_string_map__get_packed_size
+                     (const CoreML__Specification__Int64ToStringMap   *message);
+size_t core_ml__specification__int64_to_string_map__pack
+                     (const CoreML__Specification__Int64ToStringMap   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__int64_to_string_map__pack_to_buffer
+                     (const CoreML__Specification__Int64ToStringMap   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__Int64ToStringMap *
+       core_ml__specification__int64_to_string_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__int64_to_string_map__free_unpacked
+                     (CoreML__Specification__Int64ToStringMap *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__StringToDoubleMap__MapEntry methods */
+void   core_ml__specification__string_to_double_map__map_entry__init
+                     (CoreML__Specification__StringToDoubleMap__MapEntry         *message);
+/* CoreML__Specification__StringToDoubleMap methods */
+void   core_ml__specification__string_to_double_map__init
+                     (CoreML__Specification__StringToDoubleMap         *message);
+size_t core_ml__specification__string_to_double_map__get_packed_size
+                     (const CoreML__Specification__StringToDoubleMap   *message);
+size_t core_ml__specification__string_to_double_map__pack
+                     (const CoreML__Specification__StringToDoubleMap   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__string_to_double_map__pack_to_buffer
+                     (const CoreML__Specification__StringToDoubleMap   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__StringToDoubleMap *
+       core_ml__specification__string_to_double_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__string_to_double_map__free_unpacked
+                     (CoreML__Specification__StringToDoubleMap *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__Int64ToDoubleMap__MapEntry methods */
+void   core_ml__specification__int64_to_double_map__map_entry__init
+                     (CoreML__Specification__Int64ToDoubleMap__MapEntry         *message);
+/* CoreML__Specification__Int64ToDoubleMap methods */
+void   core_ml__specification__int64_to_double_map__init
+                     (CoreML__Specification__Int64ToDoubleMap         *message);
+size_t core_ml__specification__int64_to_double_map__get_packed_size
+                     (const CoreML__Specification__Int64ToDoubleMap   *message);
+size_t core_ml__specification__int64_to_double_map__pack
+                     (const CoreML__Specification__Int64ToDoubleMap   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__int64_to_double_map__pack_to_buffer
+                     (const CoreML__Specification__Int64ToDoubleMap   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__Int64ToDoubleMap *
+       core_ml__specification__int64_to_double_map__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__int64_to_double_map__free_unpacked
+                     (CoreML__Specification__Int64ToDoubleMap *message,
+                      ProtobufCAllocator *allocator);
 /* CoreML__Specification__StringVector methods */
 void   core_ml__specification__string_vector__init
                      (CoreML__Specification__StringVector         *message);
@@ -146,8 +404,108 @@ CoreML__Specification__DoubleVector *
 void   core_ml__specification__double_vector__free_unpacked
                      (CoreML__Specification__DoubleVector *message,
                       ProtobufCAllocator *allocator);
+/* CoreML__Specification__Int64Range methods */
+void   core_ml__specification__int64_range__init
+                     (CoreML__Specification__Int64Range         *message);
+size_t core_ml__specification__int64_range__get_packed_size
+                     (const CoreML__Specification__Int64Range   *message);
+size_t core_ml__specification__int64_range__pack
+                     (const CoreML__Specification__Int64Range   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__int64_range__pack_to_buffer
+                     (const CoreML__Specification__Int64Range   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__Int64Range *
+       core_ml__specification__int64_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__int64_range__free_unpacked
+                     (CoreML__Specification__Int64Range *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__Int64Set methods */
+void   core_ml__specification__int64_set__init
+                     (CoreML__Specification__Int64Set         *message);
+size_t core_ml__specification__int64_set__get_packed_size
+                     (const CoreML__Specification__Int64Set   *message);
+size_t core_ml__specification__int64_set__pack
+                     (const CoreML__Specification__Int64Set   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__int64_set__pack_to_buffer
+                     (const CoreML__Specification__Int64Set   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__Int64Set *
+       core_ml__specification__int64_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__int64_set__free_unpacked
+                     (CoreML__Specification__Int64Set *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__DoubleRange methods */
+void   core_ml__specification__double_range__init
+                     (CoreML__Specification__DoubleRange         *message);
+size_t core_ml__specification__double_range__get_packed_size
+                     (const CoreML__Specification__DoubleRange   *message);
+size_t core_ml__specification__double_range__pack
+                     (const CoreML__Specification__DoubleRange   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__double_range__pack_to_buffer
+                     (const CoreML__Specification__DoubleRange   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__DoubleRange *
+       core_ml__specification__double_range__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__double_range__free_unpacked
+                     (CoreML__Specification__DoubleRange *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__PrecisionRecallCurve methods */
+void   core_ml__specification__precision_recall_curve__init
+                     (CoreML__Specification__PrecisionRecallCurve         *message);
+size_t core_ml__specification__precision_recall_curve__get_packed_size
+                     (const CoreML__Specification__PrecisionRecallCurve   *message);
+size_t core_ml__specification__precision_recall_curve__pack
+                     (const CoreML__Specification__PrecisionRecallCurve   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__precision_recall_curve__pack_to_buffer
+                     (const CoreML__Specification__PrecisionRecallCurve   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__PrecisionRecallCurve *
+       core_ml__specification__precision_recall_curve__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__precision_recall_curve__free_unpacked
+                     (CoreML__Specification__PrecisionRecallCurve *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
+typedef void (*CoreML__Specification__StringToInt64Map__MapEntry_Closure)
+                 (const CoreML__Specification__StringToInt64Map__MapEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__StringToInt64Map_Closure)
+                 (const CoreML__Specification__StringToInt64Map *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Int64ToStringMap__MapEntry_Closure)
+                 (const CoreML__Specification__Int64ToStringMap__MapEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Int64ToStringMap_Closure)
+                 (const CoreML__Specification__Int64ToStringMap *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__StringToDoubleMap__MapEntry_Closure)
+                 (const CoreML__Specification__StringToDoubleMap__MapEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__StringToDoubleMap_Closure)
+                 (const CoreML__Specification__StringToDoubleMap *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Int64ToDoubleMap__MapEntry_Closure)
+                 (const CoreML__Specification__Int64ToDoubleMap__MapEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Int64ToDoubleMap_Closure)
+                 (const CoreML__Specification__Int64ToDoubleMap *message,
+                  void *closure_data);
 typedef void (*CoreML__Specification__StringVector_Closure)
                  (const CoreML__Specification__StringVector *message,
                   void *closure_data);
@@ -160,16 +518,40 @@ typedef void (*CoreML__Specification__FloatVector_Closure)
 typedef void (*CoreML__Specification__DoubleVector_Closure)
                  (const CoreML__Specification__DoubleVector *message,
                   void *closure_data);
+typedef void (*CoreML__Specification__Int64Range_Closure)
+                 (const CoreML__Specification__Int64Range *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Int64Set_Closure)
+                 (const CoreML__Specification__Int64Set *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__DoubleRange_Closure)
+                 (const CoreML__Specification__DoubleRange *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__PrecisionRecallCurve_Closure)
+                 (const CoreML__Specification__PrecisionRecallCurve *message,
+                  void *closure_data);
 
 /* --- services --- */
 
 
 /* --- descriptors --- */
 
+extern const ProtobufCMessageDescriptor core_ml__specification__string_to_int64_map__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__string_to_int64_map__map_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_to_string_map__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_to_string_map__map_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__string_to_double_map__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__string_to_double_map__map_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_to_double_map__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_to_double_map__map_entry__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__string_vector__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__int64_vector__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__float_vector__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__double_vector__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_range__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__int64_set__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__double_range__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__precision_recall_curve__descriptor;
 
 PROTOBUF_C__END_DECLS
 

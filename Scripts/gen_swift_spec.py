@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""Generates the Swift value types and decoders of mlconv's classical Core ML schema.
+
+Run it through the wrapper (which picks the coremltools venv, where google.protobuf lives):
+
+    Scripts/gen-swift-spec            # rewrite Sources/CoreMLFormat/Generated/*.swift
+    Scripts/gen-swift-spec --check    # exit 1 if a generated file is stale (writes nothing)
+
+Input: Sources/CoreMLFormat/proto/*.proto, compiled by `protoc-c --descriptor_set_out
+--include_imports --include_source_info` and read with google.protobuf.descriptor_pb2.
+
+Output (committed; `swift build` never runs this script):
+
+    Generated/DataStructures.swift       every message of DataStructures.proto
+    Generated/Parameters.swift           every message of Parameters.proto
+    Generated/OtherModels.swift          every message and enum of OtherModels.proto
+                                         (except the messages kept opaque, see OPAQUE)
+    Generated/ClassicalParameters.swift  `Spec.ClassicalParameters`: one case per member of
+                                         Model.proto's `Model.Type` oneof whose message is one
+                                         of the generated OtherModels.proto messages
+
+Each file starts with a header naming this script, an FNV-1a 64-bit hash of the input .proto
+files (PROTO_INPUTS, in that order: name, NUL, content, NUL) and an FNV-1a 64-bit hash of the
+body (everything after the first empty line). Tests/CoreMLFormatTests/
+GeneratedSpecFreshnessTests.swift recomputes both (no Python) and fails when they differ.
+
+Conventions of the generated Swift:
+  * every message becomes `public struct` under `extension Spec`, with the proto message name;
+    nested messages are nested (`Spec.TreeEnsembleParameters.TreeNode`);
+  * properties are the proto field names in lowerCamelCase (Swift keywords in backticks);
+    scalars use the proto width (uint64 -> UInt64, int32 -> Int32, ...), bytes -> [UInt8];
+    repeated fields are arrays; `map<k, v>` fields are dictionaries (a repeated key keeps its
+    last value, as protobuf merges); singular message fields are optionals;
+  * a oneof becomes a Swift enum named after the oneof in UpperCamelCase, one case per member
+    (case name = member field name), and an optional property named after the oneof in
+    lowerCamelCase (nil = no member set). When the enum name would equal the containing
+    message's name or one of its nested types, it gets the suffix `Oneof`
+    (`Spec.Kernel.KernelOneof`);
+  * proto enums become `RawRepresentable` structs over Int32 with one static constant per
+    value (lowerCamelCase of the value name, underscores removed), so values outside the schema
+    survive decoding; `description` gives the proto value name;
+  * every type is Equatable (enums: Hashable) and Sendable and has a memberwise public init
+    with proto3 defaults;
+  * decoding conforms each type to the internal `CMessageDecodable` protocol of CBridge.swift,
+    reading the protobuf-c message through `CReader` by field number. Decode only: these
+    kinds are re-encoded from the bytes kept in `Spec.ModelType.other`.
+Name collisions with hand-written top-level `Spec` types are detected by scanning
+Sources/CoreMLFormat/*.swift: a colliding message must be listed in REUSE (message full name
+-> existing Swift type, which must conform to CMessageDecodable) and is then not generated;
+an unlisted collision stops the generator.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROTO_DIR = os.path.join(ROOT, "Sources", "CoreMLFormat", "proto")
+SWIFT_DIR = os.path.join(ROOT, "Sources", "CoreMLFormat")
+OUT_DIR = os.path.join(SWIFT_DIR, "Generated")
+PACKAGE = "CoreML.Specification"
+
+# The .proto files the generated code depends on (hashed into every header).
+PROTO_INPUTS = ["DataStructures.proto", "Model.proto", "OtherModels.proto", "Parameters.proto"]
+# proto file -> generated Swift file (all of its messages and enums).
+GENERATED_FILES = [
+    ("DataStructures.proto", "DataStructures.swift"),
+    ("Parameters.proto", "Parameters.swift"),
+    ("OtherModels.proto", "OtherModels.swift"),
+]
+# Messages recognised by name only (their content stays verbatim bytes): not generated.
+OPAQUE = {"CoreML.Specification.CustomModel", "CoreML.Specification.LinkedModel"}
+# Message full name -> hand-written Swift type to use instead of generating one.
+REUSE = {}
+
+SWIFT_KEYWORDS = {
+    "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import",
+    "init", "inout", "internal", "let", "open", "operator", "private", "protocol", "public",
+    "rethrows", "static", "struct", "subscript", "typealias", "var", "break", "case", "continue",
+    "default", "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat",
+    "return", "switch", "where", "while", "as", "Any", "catch", "false", "is", "nil", "super",
+    "self", "Self", "throw", "throws", "true", "try", "Type", "Protocol",
+}
+
+from google.protobuf import descriptor_pb2  # noqa: E402
+
+FDP = descriptor_pb2.FieldDescriptorProto
+# proto scalar type -> (Swift type, CReader singular reader, CReader repeated reader, default)
+SCALARS = {
+    FDP.TYPE_DOUBLE: ("Double", "double", "doubles", "0"),
+    FDP.TYPE_FLOAT: ("Float", "float", "floats", "0"),
+    FDP.TYPE_INT64: ("Int64", "int64", "int64s", "0"),
+    FDP.TYPE_UINT64: ("UInt64", "uint64", "uint64s", "0"),
+    FDP.TYPE_INT32: ("Int32", "int32", "int32s", "0"),
+    FDP.TYPE_UINT32: ("UInt32", "uint32", "uint32s", "0"),
+    FDP.TYPE_BOOL: ("Bool", "bool", "bools", "false"),
+    FDP.TYPE_STRING: ("String", "string", "strings", '""'),
+    FDP.TYPE_BYTES: ("[UInt8]", "bytes", None, "[]"),
+}
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xcbf29ce484222325
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def proto_hash() -> str:
+    buf = bytearray()
+    for name in PROTO_INPUTS:
+        with open(os.path.join(PROTO_DIR, name), "rb") as f:
+            buf += name.encode() + b"\0" + f.read() + b"\0"
+    return "%016x" % fnv1a64(bytes(buf))
+
+
+def lower_camel(name: str) -> str:
+    parts = [p for p in name.split("_") if p]
+    s = parts[0][:1].lower() + parts[0][1:] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    return s
+
+
+def upper_camel(name: str) -> str:
+    s = lower_camel(name)
+    return s[:1].upper() + s[1:]
+
+
+def ident(name: str) -> str:
+    return f"`{name}`" if name in SWIFT_KEYWORDS else name
+
+
+def doc_lines(text: str, indent: str):
+    lines = [l.strip() for l in (text or "").strip().splitlines()]
+    return [f"{indent}/// {l}".rstrip() for l in lines if l]
+
+
+class Schema:
+    def __init__(self, fds):
+        self.messages = {}   # full name -> (DescriptorProto, file name, source path)
+        self.enums = {}      # full name -> (EnumDescriptorProto, file name, source path)
+        self.comments = {}   # (file name, path tuple) -> comment text
+        for fd in fds.file:
+            for loc in fd.source_code_info.location:
+                text = loc.leading_comments.strip() or loc.trailing_comments.strip()
+                if text:
+                    self.comments[(fd.name, tuple(loc.path))] = text
+            for i, m in enumerate(fd.message_type):
+                self._add_message(f"{fd.package}.{m.name}", m, fd.name, (4, i))
+            for i, e in enumerate(fd.enum_type):
+                self.enums[f"{fd.package}.{e.name}"] = (e, fd.name, (5, i))
+
+    def _add_message(self, full, m, fname, path):
+        self.messages[full] = (m, fname, path)
+        for i, n in enumerate(m.nested_type):
+            self._add_message(f"{full}.{n.name}", n, fname, path + (3, i))
+        for i, e in enumerate(m.enum_type):
+            self.enums[f"{full}.{e.name}"] = (e, fname, path + (4, i))
+
+    def comment(self, fname, path):
+        return self.comments.get((fname, tuple(path)), "")
+
+
+def swift_type_name(full: str) -> str:
+    if full in REUSE:
+        return REUSE[full]
+    assert full.startswith(PACKAGE + "."), full
+    return "Spec." + full[len(PACKAGE) + 1:]
+
+
+def existing_spec_types():
+    """Top-level types declared inside `extension Spec { ... }` by hand-written sources."""
+    names = set()
+    for path in glob.glob(os.path.join(SWIFT_DIR, "*.swift")):
+        inside = False
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if re.match(r"^(public )?extension Spec\s*\{", line):
+                    inside = True
+                elif line.startswith("}"):
+                    inside = False
+                elif inside:
+                    m = re.match(r"^    (?:public |internal |fileprivate |private )?(?:indirect )?"
+                                 r"(?:final )?(?:struct|enum|class|typealias) (\w+)", line)
+                    if m:
+                        names.add(m.group(1))
+    return names
+
+
+class Generator:
+    def __init__(self, schema: Schema):
+        self.s = schema
+
+    # ---- types --------------------------------------------------------------------------------
+
+    def field_info(self, f, msg_full):
+        """(Swift property type, default expression, decode expression) of a non-oneof field."""
+        repeated = f.label == FDP.LABEL_REPEATED
+        if f.type == FDP.TYPE_MESSAGE:
+            sub = f.type_name.lstrip(".")
+            m = self.s.messages[sub][0]
+            if m.options.map_entry:
+                k, v = m.field[0], m.field[1]
+                if k.type not in SCALARS or v.type not in SCALARS or v.type == FDP.TYPE_BYTES:
+                    sys.exit(f"gen-swift-spec: {msg_full}.{f.name}: map value type not supported")
+                kt, kr = SCALARS[k.type][0], SCALARS[k.type][1]
+                vt, vr = SCALARS[v.type][0], SCALARS[v.type][1]
+                return (f"[{kt}: {vt}]", "[:]",
+                        f"r.map({f.number}, key: {{ $0.{kr}(1) }}, value: {{ $0.{vr}(2) }})")
+            t = swift_type_name(sub)
+            if repeated:
+                return (f"[{t}]", "[]", f"try r.messages({f.number}, as: {t}.self)")
+            return (f"{t}?", "nil", f"try r.message({f.number}, as: {t}.self)")
+        if f.type == FDP.TYPE_ENUM:
+            t = swift_type_name(f.type_name.lstrip("."))
+            if repeated:
+                return (f"[{t}]", "[]", f"r.enumValues({f.number}).map {{ {t}(rawValue: $0) }}")
+            e = self.s.enums[f.type_name.lstrip(".")][0]
+            zero = [v.name for v in e.value if v.number == 0]
+            default = f"{t}.{ident(lower_camel(zero[0]))}" if zero else f"{t}(rawValue: 0)"
+            return (t, default, f"{t}(rawValue: r.enumValue({f.number}))")
+        if f.type not in SCALARS:
+            sys.exit(f"gen-swift-spec: {msg_full}.{f.name}: proto type {f.type} not supported "
+                     "(add a CReader helper and a SCALARS entry)")
+        t, single, multi, default = SCALARS[f.type]
+        if repeated:
+            if multi is None:
+                sys.exit(f"gen-swift-spec: {msg_full}.{f.name}: repeated bytes not supported")
+            return (f"[{t}]", "[]", f"r.{multi}({f.number})")
+        return (t, default, f"r.{single}({f.number})")
+
+    def member_info(self, f):
+        """(associated Swift type, decode expression) of a oneof member."""
+        if f.type == FDP.TYPE_MESSAGE:
+            t = swift_type_name(f.type_name.lstrip("."))
+            return t, f"try r.message({f.number}, as: {t}.self) ?? {t}()"
+        if f.type == FDP.TYPE_ENUM:
+            t = swift_type_name(f.type_name.lstrip("."))
+            return t, f"{t}(rawValue: r.enumValue({f.number}))"
+        t, single, _, _ = SCALARS[f.type]
+        return t, f"r.{single}({f.number})"
+
+    def oneof_type_name(self, m, oneof_name):
+        name = upper_camel(oneof_name)
+        taken = {m.name} | {n.name for n in m.nested_type} | {e.name for e in m.enum_type}
+        return name + "Oneof" if name in taken else name
+
+    def enum_decl(self, full, indent):
+        e, fname, path = self.s.enums[full]
+        name = e.name
+        out = doc_lines(self.s.comment(fname, path), indent)
+        out.append(f"{indent}/// `{full}`: an open enum (values outside the schema are kept).")
+        out.append(f"{indent}public struct {name}: RawRepresentable, Hashable, Sendable, CustomStringConvertible {{")
+        i2 = indent + "    "
+        out.append(f"{i2}public var rawValue: Int32")
+        out.append(f"{i2}public init(rawValue: Int32) {{ self.rawValue = rawValue }}")
+        for j, v in enumerate(e.value):
+            out += doc_lines(self.s.comment(fname, path + (2, j)), i2)
+            out.append(f"{i2}public static let {ident(lower_camel(v.name))} = {name}(rawValue: {v.number})")
+        out.append(f"{i2}/// The proto value name, or `{name}(<raw value>)` for a value outside the schema.")
+        out.append(f"{i2}public var description: String {{")
+        out.append(f"{i2}    switch rawValue {{")
+        for v in e.value:
+            out.append(f'{i2}    case {v.number}: return "{v.name}"')
+        out.append(f'{i2}    default: return "{name}(\\(rawValue))"')
+        out.append(f"{i2}    }}")
+        out.append(f"{i2}}}")
+        out.append(f"{indent}}}")
+        return out
+
+    def struct_decl(self, full, indent):
+        m, fname, path = self.s.messages[full]
+        out = doc_lines(self.s.comment(fname, path), indent)
+        out.append(f"{indent}/// `{full}` ({fname}).")
+        out.append(f"{indent}public struct {m.name}: Equatable, Sendable {{")
+        i2 = indent + "    "
+        props = []  # (name, type, default)
+        for j, f in enumerate(m.field):
+            if f.HasField("oneof_index"):
+                continue
+            t, default, _ = self.field_info(f, full)
+            out += doc_lines(self.s.comment(fname, path + (2, j)), i2)
+            out.append(f"{i2}/// Field {f.number} `{f.name}`.")
+            out.append(f"{i2}public var {ident(lower_camel(f.name))}: {t}")
+            props.append((lower_camel(f.name), t, default))
+        for k, o in enumerate(m.oneof_decl):
+            tname = self.oneof_type_name(m, o.name)
+            out += doc_lines(self.s.comment(fname, path + (8, k)), i2)
+            out.append(f"{i2}/// The `{o.name}` oneof; nil when no member is set.")
+            out.append(f"{i2}public var {ident(lower_camel(o.name))}: {tname}?")
+            props.append((lower_camel(o.name), f"{tname}?", "nil"))
+        names = [p[0] for p in props]
+        if len(set(names)) != len(names):
+            sys.exit(f"gen-swift-spec: {full}: two properties would share a name: {names}")
+        # memberwise init
+        params = ", ".join(f"{ident(n)}: {t} = {d}" for n, t, d in props)
+        if props:
+            out.append("")
+            out.append(f"{i2}public init({params}) {{")
+            for n, _, _ in props:
+                out.append(f"{i2}    self.{n} = {ident(n)}")
+            out.append(f"{i2}}}")
+        else:
+            out.append(f"{i2}public init() {{}}")
+        # oneof enums
+        for k, o in enumerate(m.oneof_decl):
+            tname = self.oneof_type_name(m, o.name)
+            out.append("")
+            out.append(f"{i2}/// Members of the `{o.name}` oneof.")
+            out.append(f"{i2}public enum {tname}: Equatable, Sendable {{")
+            for j, f in enumerate(m.field):
+                if f.HasField("oneof_index") and f.oneof_index == k:
+                    t, _ = self.member_info(f)
+                    out += doc_lines(self.s.comment(fname, path + (2, j)), i2 + "    ")
+                    out.append(f"{i2}    /// Field {f.number} `{f.name}`.")
+                    out.append(f"{i2}    case {ident(lower_camel(f.name))}({t})")
+            out.append(f"{i2}}}")
+        # nested enums and messages
+        for e in m.enum_type:
+            out.append("")
+            out += self.enum_decl(f"{full}.{e.name}", i2)
+        for n in m.nested_type:
+            if n.options.map_entry:
+                continue
+            out.append("")
+            out += self.struct_decl(f"{full}.{n.name}", i2)
+        out.append(f"{indent}}}")
+        return out
+
+    # ---- decoders -----------------------------------------------------------------------------
+
+    def decoder(self, full):
+        m = self.s.messages[full][0]
+        t = swift_type_name(full)
+        out = [f"extension {t}: CMessageDecodable {{", "    init(reading r: CReader) throws {"]
+        for f in m.field:
+            if f.HasField("oneof_index"):
+                continue
+            _, _, expr = self.field_info(f, full)
+            out.append(f"        {lower_camel(f.name)} = {expr}")
+        for k, o in enumerate(m.oneof_decl):
+            members = [f for f in m.field if f.HasField("oneof_index") and f.oneof_index == k]
+            tname = f"{t}.{self.oneof_type_name(m, o.name)}"
+            prop = lower_camel(o.name)
+            out.append(f"        switch r.oneofCase({members[0].number}) {{")
+            for f in members:
+                _, expr = self.member_info(f)
+                out.append(f"        case {f.number}: {prop} = {tname}.{ident(lower_camel(f.name))}({expr})")
+            out.append(f"        default: {prop} = nil")
+            out.append("        }")
+        out.append("    }")
+        out.append("}")
+        result = [out]
+        for n in m.nested_type:
+            if not n.options.map_entry:
+                result += self.decoder(f"{full}.{n.name}")
+        return result
+
+    # ---- files --------------------------------------------------------------------------------
+
+    def proto_file_body(self, proto_name, collisions):
+        tops_m = [k for k, (m, fn, p) in self.s.messages.items() if fn == proto_name and len(p) == 2]
+        tops_e = [k for k, (e, fn, p) in self.s.enums.items() if fn == proto_name and len(p) == 2]
+        lines = ["import CCoreMLProto", ""]
+        generated = []
+        for full in tops_e:
+            lines += ["extension Spec {"] + self.enum_decl(full, "    ") + ["}", ""]
+        for full in tops_m:
+            if full in OPAQUE or full in REUSE:
+                continue
+            short = full[len(PACKAGE) + 1:]
+            if short in collisions:
+                sys.exit(f"gen-swift-spec: Spec.{short} is already declared by hand-written code; "
+                         f"list {full} in REUSE (Scripts/gen_swift_spec.py) or rename it")
+            lines += ["extension Spec {"] + self.struct_decl(full, "    ") + ["}", ""]
+            generated.append(full)
+        lines.append("// MARK: - Decoding (protobuf-c message -> Swift value, via CReader)")
+        lines.append("")
+        for full in generated:
+            for block in self.decoder(full):
+                lines += block + [""]
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def classical_body(self):
+        model, _, _ = self.s.messages[f"{PACKAGE}.Model"]
+        type_oneof = [i for i, o in enumerate(model.oneof_decl) if o.name == "Type"][0]
+        cases = []
+        for f in model.field:
+            if not (f.HasField("oneof_index") and f.oneof_index == type_oneof and f.type == FDP.TYPE_MESSAGE):
+                continue
+            full = f.type_name.lstrip(".")
+            if self.s.messages[full][1] != "OtherModels.proto" or full in OPAQUE:
+                continue
+            cases.append((f.name, f.number, swift_type_name(full), full))
+        L = ["import CCoreMLProto", "", "extension Spec {"]
+        L.append("    /// The decoded parameters of a classical (non neural network) model: one case per member")
+        L.append("    /// of Core ML's `Model.Type` oneof whose message mlconv's schema declares in full")
+        L.append("    /// (OtherModels.proto). Obtained with `Spec.Model.classicalParameters()`.")
+        L.append("    public enum ClassicalParameters: Equatable, Sendable {")
+        for name, num, t, full in cases:
+            L.append(f"        /// `Model.{name}` (field {num}): `{full}`.")
+            L.append(f"        case {name}({t})")
+        L.append("")
+        L.append("        /// The `Model.Type` member these parameters belong to.")
+        L.append("        public var kind: Spec.ModelKind {")
+        L.append("            switch self {")
+        for name, num, _, _ in cases:
+            L.append(f"            case .{name}: return Spec.ModelKind(rawValue: {num})")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// Every model kind that has a case here, in field-number order.")
+        L.append("        public static let kinds: [Spec.ModelKind] = [")
+        for name, num, _, _ in cases:
+            L.append(f"            Spec.ModelKind(rawValue: {num}),  // {name}")
+        L.append("        ]")
+        L.append("")
+        L.append("        /// Decodes a protobuf-c message of model kind `kind` (nil for any other kind).")
+        L.append("        static func read(kind: Spec.ModelKind, _ r: CReader) throws -> ClassicalParameters? {")
+        L.append("            switch kind.rawValue {")
+        for name, num, t, _ in cases:
+            L.append(f"            case {num}: return .{name}(try {t}(reading: r))")
+        L.append("            default: return nil")
+        L.append("            }")
+        L.append("        }")
+        L.append("    }")
+        L.append("}")
+        return "\n".join(L) + "\n"
+
+
+def render(body: str, inputs_hash: str) -> str:
+    header = [
+        "// GENERATED by Scripts/gen-swift-spec (Scripts/gen_swift_spec.py) from",
+        "// Sources/CoreMLFormat/proto/{" + ",".join(PROTO_INPUTS) + "}. Do not edit: change the",
+        "// .proto files and run Scripts/gen-swift-spec.",
+        f"// proto-hash: fnv1a64 {inputs_hash}",
+        f"// body-hash: fnv1a64 {'%016x' % fnv1a64(body.encode())}",
+    ]
+    return "\n".join(header) + "\n\n" + body
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="only report stale files")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "schema.pb")
+        protos = sorted(os.path.basename(p) for p in glob.glob(os.path.join(PROTO_DIR, "*.proto")))
+        subprocess.check_call(["protoc-c", "--proto_path=" + PROTO_DIR, "--include_imports",
+                               "--include_source_info", "--descriptor_set_out=" + out] + protos)
+        fds = descriptor_pb2.FileDescriptorSet()
+        with open(out, "rb") as f:
+            fds.ParseFromString(f.read())
+    gen = Generator(Schema(fds))
+    collisions = existing_spec_types()
+    h = proto_hash()
+    files = {swift: render(gen.proto_file_body(proto, collisions), h) for proto, swift in GENERATED_FILES}
+    files["ClassicalParameters.swift"] = render(gen.classical_body(), h)
+    stale = []
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for name, text in files.items():
+        path = os.path.join(OUT_DIR, name)
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(name)
+            if not args.check:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+    if args.check:
+        print("gen-swift-spec: " + (f"stale: {', '.join(stale)}" if stale else "up to date"))
+        sys.exit(1 if stale else 0)
+    print(f"gen-swift-spec: wrote {len(stale)} of {len(files)} files in Sources/CoreMLFormat/Generated"
+          + (f" ({', '.join(stale)})" if stale else " (all up to date)"))
+
+
+if __name__ == "__main__":
+    main()
