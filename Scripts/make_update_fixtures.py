@@ -275,7 +275,7 @@ def build_dense_case(rng, name, loss, opt, act, both_updatable, n_samples=10, ba
     else:
         b.set_mean_squared_error_loss("loss", input_feature=("y", datatypes.Array(nout)))
     set_opt(b, opt, batch)
-    b.set_epochs(epochs)
+    b.set_epochs(epochs, allowed_set=[1, epochs])
     spec = b.spec
     (spec.neuralNetworkClassifier if classifier else spec.neuralNetworkRegressor).updateParams.shuffle.defaultValue = False
 
@@ -338,7 +338,7 @@ def build_conv_case(rng, name, loss, opt, batch=3, epochs=3, n_samples=7):
     else:
         b.set_mean_squared_error_loss("loss", input_feature=("y", datatypes.Array(nout)))
     set_opt(b, opt, batch)
-    b.set_epochs(epochs)
+    b.set_epochs(epochs, allowed_set=[1, epochs])
     spec = b.spec
     (spec.neuralNetworkClassifier if classifier else spec.neuralNetworkRegressor).updateParams.shuffle.defaultValue = False
 
