@@ -81,23 +81,39 @@ public struct FeatureSignature: Sendable {
     /// - Parameters:
     ///   - labels: class labels in the model's class order.
     ///   - scores: one score (probability) per class, same order.
-    public func classifierOutputs(labels: ClassLabels, scores: [Double]) throws -> FeatureProvider {
+    ///   - winner: the index of the predicted label when the model's own rule decides it (a
+    ///     one-dimension tree ensemble's `p ≥ 0.5`, LibSVM's vote, kNN's tie-break); `nil` = argmax.
+    public func classifierOutputs(labels: ClassLabels, scores: [Double], winner: Int? = nil) throws -> FeatureProvider {
         guard scores.count == labels.count, !scores.isEmpty else {
             throw FeatureError.invalidModel(model: modelName,
                                             reason: "\(scores.count) class scores for \(labels.count) class labels")
         }
         var best = 0
-        for i in 1..<scores.count where scores[i] > scores[best] || (scores[best].isNaN && !scores[i].isNaN) { best = i }
+        if let winner, scores.indices.contains(winner) {
+            best = winner
+        } else {
+            for i in 1..<scores.count where scores[i] > scores[best] || (scores[best].isNaN && !scores[i].isNaN) { best = i }
+        }
         var out: FeatureProvider = [:]
-        let labelName = description.predictedFeatureName.isEmpty
+        out[predictedLabelName] = labels.value(at: best)
+        if let probName = probabilitiesName { out[probName] = labels.dictionary(scores) }
+        return out
+    }
+
+    /// The classifier's label output: `predictedFeatureName`, else the first String/Int64 output,
+    /// else `"classLabel"`.
+    public var predictedLabelName: String {
+        description.predictedFeatureName.isEmpty
             ? (outputs.first { if case .string? = $0.type?.kind { return true }; if case .int64? = $0.type?.kind { return true }; return false }?.name ?? "classLabel")
             : description.predictedFeatureName
-        out[labelName] = labels.value(at: best)
-        let probName = description.predictedProbabilitiesName.isEmpty
+    }
+
+    /// The classifier's label → probability output: `predictedProbabilitiesName`, else the first
+    /// dictionary output, else nil (the model returns no probabilities).
+    public var probabilitiesName: String? {
+        description.predictedProbabilitiesName.isEmpty
             ? outputs.first { if case .dictionary? = $0.type?.kind { return true }; return false }?.name
             : description.predictedProbabilitiesName
-        if let probName { out[probName] = labels.dictionary(scores) }
-        return out
     }
 
     private func describe(_ t: Spec.FeatureType) -> String {

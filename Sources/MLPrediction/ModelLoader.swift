@@ -37,6 +37,23 @@ public enum CoreMLModelLoader {
 
     /// Model families register their loaders here (one line per family file).
     static let registrations: [@Sendable (inout [Spec.ModelKind: Loader]) -> Void] = [
+        registerPipelines,
+        registerNeuralNetworks,
+        registerOneHotEncoder,
+        registerFeatureVectorizer,
+        registerDictVectorizer,
+        registerArrayFeatureExtractor,
+        registerCategoricalMapping,
+        registerNormalizer,
+        registerScaler,
+        registerImputer,
+        registerIdentity,
+        registerNonMaximumSuppression,
+        registerItemSimilarityRecommender,
+        GLMFamily.register,
+        TreeEnsembleFamily.register,
+        SupportVectorFamily.register,
+        NearestNeighborsFamily.register,
     ]
 
     /// Model kinds whose parameters only Apple's Core ML framework can run.
