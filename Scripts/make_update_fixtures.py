@@ -417,3 +417,52 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# --------------------------------------------------------------------------------------------
+# Tutorial-style pipeline: a small embedding network → an empty updatable kNN classifier
+# (coremltools' "updatable tiny drawing classifier" layout). The examples teach it three new
+# labels; queries.json holds held-out points with the label they lie closest to.
+
+def make_pipeline_knn(rng):
+    from coremltools.models.nearest_neighbors import KNearestNeighborsClassifierBuilder
+    from coremltools.models.pipeline import PipelineClassifier
+    nin, nemb = 4, 3
+    W = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]], dtype=np.float32)
+    b = np.zeros(nemb, np.float32)
+    nn = NeuralNetworkBuilder([("features", datatypes.Array(nin))], [("embedding", datatypes.Array(nemb))])
+    nn.add_inner_product("embed", W, b, nin, nemb, True, "features", "embedding")
+    knn = KNearestNeighborsClassifierBuilder(input_name="embedding", output_name="label", number_of_dimensions=nemb,
+                                             default_class_label="unknown", k=3, weighting_scheme="uniform",
+                                             index_type="linear")
+    knn.author = "mlconv fixtures"
+    pipe = PipelineClassifier([("features", datatypes.Array(nin))], ["unknown"],
+                              output_features=[("label", datatypes.String())],
+                              training_features=[("features", datatypes.Array(nin)), ("label", datatypes.String())])
+    pipe.add_model(nn.spec)
+    pipe.add_model(knn.spec)
+    pipe.make_updatable()
+    centres = {"circle": [3, 0, 0, 0], "square": [0, 3, 0, 0], "star": [0, 0, 2, 1]}
+    rows, queries = [], []
+    for label, c in centres.items():
+        for _ in range(4):
+            rows.append({"features": (np.asarray(c) + rng.normal(0, 0.3, nin)).astype(np.float32).tolist(), "label": label})
+        queries.append({"features": (np.asarray(c) + rng.normal(0, 0.3, nin)).astype(np.float32).tolist(), "label": label})
+    return pipe.spec, rows, queries
+
+
+def main_pipeline():
+    rng = np.random.default_rng(1617)
+    spec, rows, queries = make_pipeline_knn(rng)
+    d = os.path.join(OUT, "pipeline_knn")
+    os.makedirs(d, exist_ok=True)
+    ct.utils.save_spec(spec, os.path.join(d, "model.mlmodel"))
+    with open(os.path.join(d, "examples.json"), "w") as f:
+        json.dump(rows, f)
+    with open(os.path.join(d, "queries.json"), "w") as f:
+        json.dump(queries, f)
+    print("pipeline_knn: %d examples, %d queries" % (len(rows), len(queries)))
+
+
+if __name__ == "__main__":
+    main_pipeline()

@@ -18,8 +18,8 @@ extension Spec.Model {
 
     /// Appends `samples` (each `numberOfDimensions` floats) and their `labels` to this
     /// `kNearestNeighborsClassifier`: its `nearestNeighborsIndex.floatSamples` and class-label
-    /// vector grow, every other field is kept. The new content is protobuf-c's encoding of the
-    /// merged message (Core ML's semantics: the samples and labels are parallel lists).
+    /// vector grow (Core ML's semantics: the samples and labels are parallel lists); every other
+    /// field keeps its original bytes.
     ///
     /// - Throws: `CoreMLFormatError.invalidValue` when the model is not a kNN classifier, its
     ///   content does not decode, the label type differs from the model's, a sample has the wrong
@@ -54,31 +54,67 @@ extension Spec.Model {
             preconditionFailure("mlconv schema/code mismatch: Model field 404 must be KNearestNeighborsClassifier")
         }
         let desc = d.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
-        // The additions as a message of their own: index.floatSamples and the label vector.
-        let arena = CArena()
-        let add = arena.allocate(byteCount: Int(desc.pointee.sizeof_message))
-        protobuf_c_message_init(desc, add)
-        let w = CWriter(msg: add, arena: arena, path: "kNearestNeighborsClassifier")
-        try w.sub(1) { index in try index.set(2, messages: samples.map(FloatVectorMessage.init)) }
-        switch labels {
-        case let .strings(s): try w.sub(100) { try $0.set(1, strings: s) }
-        case let .int64s(v): w.sub(101) { $0.set(1, int64s: v) }
-        }
-        let addBytes = Self.pack(add)
-        // Concatenated messages merge (repeated fields append); protobuf-c unpacks the merge and
-        // packs it canonically.
-        let merged = WireBytes.join(content) + addBytes
-        let packed: [UInt8] = try merged.withUnsafeBytes { buf in
-            guard let m = protobuf_c_message_unpack(desc, nil, buf.count, buf.baseAddress?.assumingMemoryBound(to: UInt8.self)) else {
-                throw CoreMLFormatError.invalidValue(file: file, what: what, message: "the model's kNN content does not decode")
+        func sub(_ parent: UnsafePointer<ProtobufCMessageDescriptor>, _ id: UInt32) -> UnsafePointer<ProtobufCMessageDescriptor> {
+            guard let f = protobuf_c_message_descriptor_get_field(parent, id), let d = f.pointee.descriptor else {
+                preconditionFailure("mlconv schema/code mismatch: kNN field \(id)")
             }
-            defer { protobuf_c_message_free_unpacked(m, nil) }
-            return Self.pack(UnsafeMutableRawPointer(m))
+            return d.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
         }
-        guard let fields = packed.withUnsafeBytes({ WireBytes.split($0) }) else {
-            throw CoreMLFormatError.invalidValue(file: file, what: what, message: "the merged kNN content does not re-split")
+        // The new entries, encoded by protobuf-c as fields of the messages they extend: floatSamples
+        // of NearestNeighborsIndex, vector of the label vector. A repeated field's entries may
+        // follow the existing ones anywhere in the message, so appending them to the kept bytes of
+        // each message extends the lists and leaves every other field (numberOfDimensions, index
+        // type, distance) byte-for-byte as it was.
+        let labelField: UInt32
+        let labelEntries: Spec.UnknownFields
+        switch labels {
+        case let .strings(s):
+            labelField = 100
+            labelEntries = try Self.encodeFields(sub(desc, 100)) { try $0.set(1, strings: s) }
+        case let .int64s(v):
+            labelField = 101
+            labelEntries = try Self.encodeFields(sub(desc, 101)) { $0.set(1, int64s: v) }
         }
+        let sampleEntries = try Self.encodeFields(sub(desc, 1)) { try $0.set(2, messages: samples.map(FloatVectorMessage.init)) }
+        func payloadFields(_ id: UInt32) throws -> Spec.UnknownFields {
+            var out: Spec.UnknownFields = []
+            for field in content where field.fieldNumber == id && field.wireType == .lengthDelimited {
+                guard let parts = Array(field.data.suffix(field.payloadByteCount)).withUnsafeBytes({ WireBytes.split($0) }) else {
+                    throw CoreMLFormatError.invalidValue(file: file, what: what, message: "field \(id) of the kNN content does not decode")
+                }
+                out += parts
+            }
+            return out
+        }
+        let indexFields = try payloadFields(1) + sampleEntries
+        let labelFields = try payloadFields(labelField) + labelEntries
+        // The two rebuilt fields with their keys and lengths (protobuf-c packs them).
+        let rebuilt = try Self.encodeFields(desc) { w in
+            w.set(1, opaque: indexFields)
+            w.set(labelField, opaque: labelFields)
+        }
+        var fields: Spec.UnknownFields = []
+        var placed = false
+        for field in content {
+            if field.fieldNumber == 1 || field.fieldNumber == labelField {
+                if !placed { fields += rebuilt; placed = true }
+                continue
+            }
+            fields.append(field)
+        }
+        if !placed { fields += rebuilt }
         type = .other(kind: kind, content: fields)
+    }
+
+    /// The fields `body` sets on an empty message of `desc`, as protobuf-c encodes them.
+    private static func encodeFields(_ desc: UnsafePointer<ProtobufCMessageDescriptor>,
+                                     _ body: (CWriter) throws -> Void) throws -> Spec.UnknownFields {
+        let arena = CArena()
+        let msg = arena.allocate(byteCount: Int(desc.pointee.sizeof_message))
+        protobuf_c_message_init(desc, msg)
+        try body(CWriter(msg: msg, arena: arena, path: String(cString: desc.pointee.name)))
+        let bytes = pack(msg)
+        return bytes.withUnsafeBytes { WireBytes.split($0) } ?? []
     }
 
     private static func pack(_ msg: UnsafeMutableRawPointer) -> [UInt8] {
