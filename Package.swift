@@ -13,6 +13,7 @@
 //   MLBundle       .mlbundle compiled format: writer + mmap reader (MLGraph)
 //   MLRuntime      CPU runtime: reference kernels + oneDNN kernels (MLGraph, MLBundle, CDNNL)
 //   MLPrediction   Core ML feature values, classical models (trees, GLMs, SVMs, kNN, encoders) and pipelines
+//   MLTraining     on-device update of updatable Core ML models (neural networks, kNN, pipelines)
 //   MLConvCLI      the `mlconv` commands as a library (everything above)
 //   mlconv         executable entry point
 import PackageDescription
@@ -52,9 +53,10 @@ let package = Package(
         .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile"]),
         .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile"]),
         .target(name: "MLPrediction", dependencies: ["MLGraph", "CoreMLFormat", "MLRuntime", "ImageIO"]),
+        .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction"]),
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining"]),
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
 
         // MARK: Tests
@@ -70,6 +72,7 @@ let package = Package(
         .testTarget(name: "MLPassesTests", dependencies: ["MLPasses", "MLRuntime", "TestSupport"]),
         .testTarget(name: "ImageIOTests", dependencies: ["ImageIO", "TestSupport"]),
         .testTarget(name: "MLPredictionTests", dependencies: ["MLPrediction", "TestSupport"]),
+        .testTarget(name: "MLTrainingTests", dependencies: ["MLTraining", "TestSupport"]),
         .testTarget(name: "MLConvCLITests", dependencies: ["MLConvCLI", "TestSupport"]),
     ]
 )

@@ -97,7 +97,6 @@ INTENTIONALLY_EMPTY = {
     "CoreML.Specification.CoreMLModels.WordEmbedding",
     "CoreML.Specification.CoreMLModels.AudioFeaturePrint",
     "CoreML.Specification.MILSpec.Program",
-    "CoreML.Specification.NetworkUpdateParameters",
     "CoreML.Specification.CustomModel",
     "CoreML.Specification.LinkedModel",
 }

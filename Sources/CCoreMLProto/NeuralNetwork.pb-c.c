@@ -52,6 +52,276 @@ void   core_ml__specification__network_update_parameters__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__network_update_parameters__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__loss_layer__init
+                     (CoreML__Specification__LossLayer         *message)
+{
+  static const CoreML__Specification__LossLayer init_value = CORE_ML__SPECIFICATION__LOSS_LAYER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__loss_layer__get_packed_size
+                     (const CoreML__Specification__LossLayer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__loss_layer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__loss_layer__pack
+                     (const CoreML__Specification__LossLayer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__loss_layer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__loss_layer__pack_to_buffer
+                     (const CoreML__Specification__LossLayer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__loss_layer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LossLayer *
+       core_ml__specification__loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LossLayer *)
+     protobuf_c_message_unpack (&core_ml__specification__loss_layer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__loss_layer__free_unpacked
+                     (CoreML__Specification__LossLayer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__loss_layer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__categorical_cross_entropy_loss_layer__init
+                     (CoreML__Specification__CategoricalCrossEntropyLossLayer         *message)
+{
+  static const CoreML__Specification__CategoricalCrossEntropyLossLayer init_value = CORE_ML__SPECIFICATION__CATEGORICAL_CROSS_ENTROPY_LOSS_LAYER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__get_packed_size
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_cross_entropy_loss_layer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__pack
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_cross_entropy_loss_layer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__pack_to_buffer
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_cross_entropy_loss_layer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CategoricalCrossEntropyLossLayer *
+       core_ml__specification__categorical_cross_entropy_loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CategoricalCrossEntropyLossLayer *)
+     protobuf_c_message_unpack (&core_ml__specification__categorical_cross_entropy_loss_layer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__categorical_cross_entropy_loss_layer__free_unpacked
+                     (CoreML__Specification__CategoricalCrossEntropyLossLayer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__categorical_cross_entropy_loss_layer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__mean_squared_error_loss_layer__init
+                     (CoreML__Specification__MeanSquaredErrorLossLayer         *message)
+{
+  static const CoreML__Specification__MeanSquaredErrorLossLayer init_value = CORE_ML__SPECIFICATION__MEAN_SQUARED_ERROR_LOSS_LAYER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__mean_squared_error_loss_layer__get_packed_size
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__mean_squared_error_loss_layer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__mean_squared_error_loss_layer__pack
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__mean_squared_error_loss_layer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__mean_squared_error_loss_layer__pack_to_buffer
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__mean_squared_error_loss_layer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MeanSquaredErrorLossLayer *
+       core_ml__specification__mean_squared_error_loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MeanSquaredErrorLossLayer *)
+     protobuf_c_message_unpack (&core_ml__specification__mean_squared_error_loss_layer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__mean_squared_error_loss_layer__free_unpacked
+                     (CoreML__Specification__MeanSquaredErrorLossLayer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__mean_squared_error_loss_layer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__optimizer__init
+                     (CoreML__Specification__Optimizer         *message)
+{
+  static const CoreML__Specification__Optimizer init_value = CORE_ML__SPECIFICATION__OPTIMIZER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__optimizer__get_packed_size
+                     (const CoreML__Specification__Optimizer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__optimizer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__optimizer__pack
+                     (const CoreML__Specification__Optimizer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__optimizer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__optimizer__pack_to_buffer
+                     (const CoreML__Specification__Optimizer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__optimizer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Optimizer *
+       core_ml__specification__optimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Optimizer *)
+     protobuf_c_message_unpack (&core_ml__specification__optimizer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__optimizer__free_unpacked
+                     (CoreML__Specification__Optimizer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__optimizer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sgdoptimizer__init
+                     (CoreML__Specification__SGDOptimizer         *message)
+{
+  static const CoreML__Specification__SGDOptimizer init_value = CORE_ML__SPECIFICATION__SGDOPTIMIZER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sgdoptimizer__get_packed_size
+                     (const CoreML__Specification__SGDOptimizer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sgdoptimizer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sgdoptimizer__pack
+                     (const CoreML__Specification__SGDOptimizer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sgdoptimizer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sgdoptimizer__pack_to_buffer
+                     (const CoreML__Specification__SGDOptimizer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sgdoptimizer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SGDOptimizer *
+       core_ml__specification__sgdoptimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SGDOptimizer *)
+     protobuf_c_message_unpack (&core_ml__specification__sgdoptimizer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sgdoptimizer__free_unpacked
+                     (CoreML__Specification__SGDOptimizer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sgdoptimizer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__adam_optimizer__init
+                     (CoreML__Specification__AdamOptimizer         *message)
+{
+  static const CoreML__Specification__AdamOptimizer init_value = CORE_ML__SPECIFICATION__ADAM_OPTIMIZER__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__adam_optimizer__get_packed_size
+                     (const CoreML__Specification__AdamOptimizer *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__adam_optimizer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__adam_optimizer__pack
+                     (const CoreML__Specification__AdamOptimizer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__adam_optimizer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__adam_optimizer__pack_to_buffer
+                     (const CoreML__Specification__AdamOptimizer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__adam_optimizer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__AdamOptimizer *
+       core_ml__specification__adam_optimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__AdamOptimizer *)
+     protobuf_c_message_unpack (&core_ml__specification__adam_optimizer__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__adam_optimizer__free_unpacked
+                     (CoreML__Specification__AdamOptimizer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__adam_optimizer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   core_ml__specification__neural_network__init
                      (CoreML__Specification__NeuralNetwork         *message)
 {
@@ -5764,9 +6034,83 @@ void   core_ml__specification__clamped_re_lulayer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__clamped_re_lulayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-#define core_ml__specification__network_update_parameters__field_descriptors NULL
-#define core_ml__specification__network_update_parameters__field_indices_by_name NULL
-#define core_ml__specification__network_update_parameters__number_ranges NULL
+static const ProtobufCFieldDescriptor core_ml__specification__network_update_parameters__field_descriptors[5] =
+{
+  {
+    "lossLayers",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NetworkUpdateParameters, n_losslayers),
+    offsetof(CoreML__Specification__NetworkUpdateParameters, losslayers),
+    &core_ml__specification__loss_layer__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "optimizer",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NetworkUpdateParameters, optimizer),
+    &core_ml__specification__optimizer__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "epochs",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NetworkUpdateParameters, epochs),
+    &core_ml__specification__int64_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shuffle",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NetworkUpdateParameters, shuffle),
+    &core_ml__specification__bool_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seed",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NetworkUpdateParameters, seed),
+    &core_ml__specification__int64_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__network_update_parameters__field_indices_by_name[] = {
+  2,   /* field[2] = epochs */
+  0,   /* field[0] = lossLayers */
+  1,   /* field[1] = optimizer */
+  4,   /* field[4] = seed */
+  3,   /* field[3] = shuffle */
+};
+static const ProtobufCIntRange core_ml__specification__network_update_parameters__number_ranges[3 + 1] =
+{
+  { 1, 0 },
+  { 10, 3 },
+  { 20, 4 },
+  { 0, 5 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__network_update_parameters__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -5775,11 +6119,383 @@ const ProtobufCMessageDescriptor core_ml__specification__network_update_paramete
   "CoreML__Specification__NetworkUpdateParameters",
   "CoreML.Specification",
   sizeof(CoreML__Specification__NetworkUpdateParameters),
-  0,
+  5,
   core_ml__specification__network_update_parameters__field_descriptors,
   core_ml__specification__network_update_parameters__field_indices_by_name,
-  0,  core_ml__specification__network_update_parameters__number_ranges,
+  3,  core_ml__specification__network_update_parameters__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__network_update_parameters__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__loss_layer__field_descriptors[3] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LossLayer, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "categoricalCrossEntropyLossLayer",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__LossLayer, loss_layer_type_case),
+    offsetof(CoreML__Specification__LossLayer, categoricalcrossentropylosslayer),
+    &core_ml__specification__categorical_cross_entropy_loss_layer__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "meanSquaredErrorLossLayer",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__LossLayer, loss_layer_type_case),
+    offsetof(CoreML__Specification__LossLayer, meansquarederrorlosslayer),
+    &core_ml__specification__mean_squared_error_loss_layer__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__loss_layer__field_indices_by_name[] = {
+  1,   /* field[1] = categoricalCrossEntropyLossLayer */
+  2,   /* field[2] = meanSquaredErrorLossLayer */
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange core_ml__specification__loss_layer__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 10, 1 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__loss_layer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LossLayer",
+  "LossLayer",
+  "CoreML__Specification__LossLayer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LossLayer),
+  3,
+  core_ml__specification__loss_layer__field_descriptors,
+  core_ml__specification__loss_layer__field_indices_by_name,
+  2,  core_ml__specification__loss_layer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__loss_layer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__categorical_cross_entropy_loss_layer__field_descriptors[2] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalCrossEntropyLossLayer, input),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "target",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalCrossEntropyLossLayer, target),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__categorical_cross_entropy_loss_layer__field_indices_by_name[] = {
+  0,   /* field[0] = input */
+  1,   /* field[1] = target */
+};
+static const ProtobufCIntRange core_ml__specification__categorical_cross_entropy_loss_layer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__categorical_cross_entropy_loss_layer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CategoricalCrossEntropyLossLayer",
+  "CategoricalCrossEntropyLossLayer",
+  "CoreML__Specification__CategoricalCrossEntropyLossLayer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CategoricalCrossEntropyLossLayer),
+  2,
+  core_ml__specification__categorical_cross_entropy_loss_layer__field_descriptors,
+  core_ml__specification__categorical_cross_entropy_loss_layer__field_indices_by_name,
+  1,  core_ml__specification__categorical_cross_entropy_loss_layer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__categorical_cross_entropy_loss_layer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__mean_squared_error_loss_layer__field_descriptors[2] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MeanSquaredErrorLossLayer, input),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "target",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MeanSquaredErrorLossLayer, target),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__mean_squared_error_loss_layer__field_indices_by_name[] = {
+  0,   /* field[0] = input */
+  1,   /* field[1] = target */
+};
+static const ProtobufCIntRange core_ml__specification__mean_squared_error_loss_layer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__mean_squared_error_loss_layer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MeanSquaredErrorLossLayer",
+  "MeanSquaredErrorLossLayer",
+  "CoreML__Specification__MeanSquaredErrorLossLayer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__MeanSquaredErrorLossLayer),
+  2,
+  core_ml__specification__mean_squared_error_loss_layer__field_descriptors,
+  core_ml__specification__mean_squared_error_loss_layer__field_indices_by_name,
+  1,  core_ml__specification__mean_squared_error_loss_layer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__mean_squared_error_loss_layer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__optimizer__field_descriptors[2] =
+{
+  {
+    "sgdOptimizer",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Optimizer, optimizer_type_case),
+    offsetof(CoreML__Specification__Optimizer, sgdoptimizer),
+    &core_ml__specification__sgdoptimizer__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "adamOptimizer",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__Optimizer, optimizer_type_case),
+    offsetof(CoreML__Specification__Optimizer, adamoptimizer),
+    &core_ml__specification__adam_optimizer__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__optimizer__field_indices_by_name[] = {
+  1,   /* field[1] = adamOptimizer */
+  0,   /* field[0] = sgdOptimizer */
+};
+static const ProtobufCIntRange core_ml__specification__optimizer__number_ranges[1 + 1] =
+{
+  { 10, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__optimizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Optimizer",
+  "Optimizer",
+  "CoreML__Specification__Optimizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Optimizer),
+  2,
+  core_ml__specification__optimizer__field_descriptors,
+  core_ml__specification__optimizer__field_indices_by_name,
+  1,  core_ml__specification__optimizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__optimizer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sgdoptimizer__field_descriptors[3] =
+{
+  {
+    "learningRate",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SGDOptimizer, learningrate),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "miniBatchSize",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SGDOptimizer, minibatchsize),
+    &core_ml__specification__int64_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "momentum",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SGDOptimizer, momentum),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sgdoptimizer__field_indices_by_name[] = {
+  0,   /* field[0] = learningRate */
+  1,   /* field[1] = miniBatchSize */
+  2,   /* field[2] = momentum */
+};
+static const ProtobufCIntRange core_ml__specification__sgdoptimizer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sgdoptimizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SGDOptimizer",
+  "SGDOptimizer",
+  "CoreML__Specification__SGDOptimizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SGDOptimizer),
+  3,
+  core_ml__specification__sgdoptimizer__field_descriptors,
+  core_ml__specification__sgdoptimizer__field_indices_by_name,
+  1,  core_ml__specification__sgdoptimizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sgdoptimizer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__adam_optimizer__field_descriptors[5] =
+{
+  {
+    "learningRate",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__AdamOptimizer, learningrate),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "miniBatchSize",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__AdamOptimizer, minibatchsize),
+    &core_ml__specification__int64_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "beta1",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__AdamOptimizer, beta1),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "beta2",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__AdamOptimizer, beta2),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "eps",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__AdamOptimizer, eps),
+    &core_ml__specification__double_parameter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__adam_optimizer__field_indices_by_name[] = {
+  2,   /* field[2] = beta1 */
+  3,   /* field[3] = beta2 */
+  4,   /* field[4] = eps */
+  0,   /* field[0] = learningRate */
+  1,   /* field[1] = miniBatchSize */
+};
+static const ProtobufCIntRange core_ml__specification__adam_optimizer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__adam_optimizer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.AdamOptimizer",
+  "AdamOptimizer",
+  "CoreML__Specification__AdamOptimizer",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__AdamOptimizer),
+  5,
+  core_ml__specification__adam_optimizer__field_descriptors,
+  core_ml__specification__adam_optimizer__field_indices_by_name,
+  1,  core_ml__specification__adam_optimizer__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__adam_optimizer__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__neural_network__field_descriptors[5] =

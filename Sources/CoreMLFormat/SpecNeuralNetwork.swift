@@ -26,6 +26,7 @@ extension Spec {
         public var arrayInputShapeMapping: ArrayShapeMapping
         public var imageInputShapeMapping: ImageShapeMapping
         /// On-device training settings (`NetworkUpdateParameters`), kept verbatim; nil if absent.
+        /// Decoded by `updateParameters()`.
         public var updateParams: UnknownFields?
         public var unknownFields: UnknownFields
 
@@ -173,11 +174,8 @@ extension Spec.NeuralNetwork: CMessageCodable {
         preprocessing = try r.messages(2)
         arrayInputShapeMapping = .init(rawValue: r.enumValue(5))
         imageInputShapeMapping = .init(rawValue: r.enumValue(6))
-        updateParams = r.opaqueMessage(10)
-        if let u = updateParams, !u.isEmpty {
-            r.ctx.warnings.append("\(r.path).updateParams (NetworkUpdateParameters): on-device training "
-                + "settings are recognised only; \(u.count) field(s) kept verbatim, not decoded")
-        }
+        // Kept verbatim; typed access: `updateParameters()` (SpecNetworkUpdate.swift).
+        updateParams = r.verbatimContent(10)
         unknownFields = r.unknownFields
     }
     func write(to w: CWriter) throws {

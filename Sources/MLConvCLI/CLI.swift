@@ -34,7 +34,7 @@ public enum MLConv {
 
     static let commands: [Command.Type] = [
         KerasCommand.self, CompileCommand.self, InspectCommand.self, PredictCommand.self,
-        QuantizeCommand.self, CompareCommand.self, OpsCommand.self,
+        QuantizeCommand.self, CompareCommand.self, OpsCommand.self, UpdateCommand.self,
     ]
 
     static var usage: String {

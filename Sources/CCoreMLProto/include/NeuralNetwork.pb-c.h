@@ -15,8 +15,15 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "DataStructures.pb-c.h"
+#include "Parameters.pb-c.h"
 
 typedef struct CoreML__Specification__NetworkUpdateParameters CoreML__Specification__NetworkUpdateParameters;
+typedef struct CoreML__Specification__LossLayer CoreML__Specification__LossLayer;
+typedef struct CoreML__Specification__CategoricalCrossEntropyLossLayer CoreML__Specification__CategoricalCrossEntropyLossLayer;
+typedef struct CoreML__Specification__MeanSquaredErrorLossLayer CoreML__Specification__MeanSquaredErrorLossLayer;
+typedef struct CoreML__Specification__Optimizer CoreML__Specification__Optimizer;
+typedef struct CoreML__Specification__SGDOptimizer CoreML__Specification__SGDOptimizer;
+typedef struct CoreML__Specification__AdamOptimizer CoreML__Specification__AdamOptimizer;
 typedef struct CoreML__Specification__NeuralNetwork CoreML__Specification__NeuralNetwork;
 typedef struct CoreML__Specification__NeuralNetworkClassifier CoreML__Specification__NeuralNetworkClassifier;
 typedef struct CoreML__Specification__NeuralNetworkRegressor CoreML__Specification__NeuralNetworkRegressor;
@@ -257,15 +264,134 @@ typedef enum _CoreML__Specification__NeuralNetworkImageShapeMapping {
 /* --- messages --- */
 
 /*
- * On-device training settings: recognised only, kept verbatim.
+ * On-device training settings of an updatable network (MLUpdateTask).
  */
 struct  CoreML__Specification__NetworkUpdateParameters
 {
   ProtobufCMessage base;
+  size_t n_losslayers;
+  CoreML__Specification__LossLayer **losslayers;
+  CoreML__Specification__Optimizer *optimizer;
+  CoreML__Specification__Int64Parameter *epochs;
+  /*
+   * Whether the examples are reordered before every epoch.
+   */
+  CoreML__Specification__BoolParameter *shuffle;
+  /*
+   * Seed of the generator that reorders them.
+   */
+  CoreML__Specification__Int64Parameter *seed;
 };
 #define CORE_ML__SPECIFICATION__NETWORK_UPDATE_PARAMETERS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__network_update_parameters__descriptor) \
-     }
+    , 0,NULL, NULL, NULL, NULL, NULL }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__LOSS_LAYER__LOSS_LAYER_TYPE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__LOSS_LAYER__LOSS_LAYER_TYPE_CATEGORICAL_CROSS_ENTROPY_LOSS_LAYER = 10,
+  CORE_ML__SPECIFICATION__LOSS_LAYER__LOSS_LAYER_TYPE_MEAN_SQUARED_ERROR_LOSS_LAYER = 11
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__LOSS_LAYER__LOSS_LAYER_TYPE__CASE)
+} CoreML__Specification__LossLayer__LossLayerTypeCase;
+
+/*
+ * The quantity training minimises (Core ML supports exactly one).
+ */
+struct  CoreML__Specification__LossLayer
+{
+  ProtobufCMessage base;
+  char *name;
+  CoreML__Specification__LossLayer__LossLayerTypeCase loss_layer_type_case;
+  union {
+    CoreML__Specification__CategoricalCrossEntropyLossLayer *categoricalcrossentropylosslayer;
+    CoreML__Specification__MeanSquaredErrorLossLayer *meansquarederrorlosslayer;
+  };
+};
+#define CORE_ML__SPECIFICATION__LOSS_LAYER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__loss_layer__descriptor) \
+    , (char *)protobuf_c_empty_string, CORE_ML__SPECIFICATION__LOSS_LAYER__LOSS_LAYER_TYPE__NOT_SET, {0} }
+
+
+/*
+ * -log(input[target]): input is a softmax output over N classes, target the true class
+ * (a classifier's label is mapped to its index).
+ */
+struct  CoreML__Specification__CategoricalCrossEntropyLossLayer
+{
+  ProtobufCMessage base;
+  char *input;
+  char *target;
+};
+#define CORE_ML__SPECIFICATION__CATEGORICAL_CROSS_ENTROPY_LOSS_LAYER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__categorical_cross_entropy_loss_layer__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Mean of the squared differences between input and target.
+ */
+struct  CoreML__Specification__MeanSquaredErrorLossLayer
+{
+  ProtobufCMessage base;
+  char *input;
+  char *target;
+};
+#define CORE_ML__SPECIFICATION__MEAN_SQUARED_ERROR_LOSS_LAYER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__mean_squared_error_loss_layer__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__OPTIMIZER__OPTIMIZER_TYPE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__OPTIMIZER__OPTIMIZER_TYPE_SGD_OPTIMIZER = 10,
+  CORE_ML__SPECIFICATION__OPTIMIZER__OPTIMIZER_TYPE_ADAM_OPTIMIZER = 11
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__OPTIMIZER__OPTIMIZER_TYPE__CASE)
+} CoreML__Specification__Optimizer__OptimizerTypeCase;
+
+struct  CoreML__Specification__Optimizer
+{
+  ProtobufCMessage base;
+  CoreML__Specification__Optimizer__OptimizerTypeCase optimizer_type_case;
+  union {
+    CoreML__Specification__SGDOptimizer *sgdoptimizer;
+    CoreML__Specification__AdamOptimizer *adamoptimizer;
+  };
+};
+#define CORE_ML__SPECIFICATION__OPTIMIZER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__optimizer__descriptor) \
+    , CORE_ML__SPECIFICATION__OPTIMIZER__OPTIMIZER_TYPE__NOT_SET, {0} }
+
+
+/*
+ * Stochastic gradient descent with optional momentum.
+ */
+struct  CoreML__Specification__SGDOptimizer
+{
+  ProtobufCMessage base;
+  CoreML__Specification__DoubleParameter *learningrate;
+  CoreML__Specification__Int64Parameter *minibatchsize;
+  CoreML__Specification__DoubleParameter *momentum;
+};
+#define CORE_ML__SPECIFICATION__SGDOPTIMIZER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__sgdoptimizer__descriptor) \
+    , NULL, NULL, NULL }
+
+
+/*
+ * Adam: step size, mini-batch size, moment decay rates and the denominator's epsilon.
+ */
+struct  CoreML__Specification__AdamOptimizer
+{
+  ProtobufCMessage base;
+  CoreML__Specification__DoubleParameter *learningrate;
+  CoreML__Specification__Int64Parameter *minibatchsize;
+  CoreML__Specification__DoubleParameter *beta1;
+  CoreML__Specification__DoubleParameter *beta2;
+  CoreML__Specification__DoubleParameter *eps;
+};
+#define CORE_ML__SPECIFICATION__ADAM_OPTIMIZER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__adam_optimizer__descriptor) \
+    , NULL, NULL, NULL, NULL, NULL }
 
 
 struct  CoreML__Specification__NeuralNetwork
@@ -2197,6 +2323,120 @@ CoreML__Specification__NetworkUpdateParameters *
                       const uint8_t       *data);
 void   core_ml__specification__network_update_parameters__free_unpacked
                      (CoreML__Specification__NetworkUpdateParameters *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__LossLayer methods */
+void   core_ml__specification__loss_layer__init
+                     (CoreML__Specification__LossLayer         *message);
+size_t core_ml__specification__loss_layer__get_packed_size
+                     (const CoreML__Specification__LossLayer   *message);
+size_t core_ml__specification__loss_layer__pack
+                     (const CoreML__Specification__LossLayer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__loss_layer__pack_to_buffer
+                     (const CoreML__Specification__LossLayer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__LossLayer *
+       core_ml__specification__loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__loss_layer__free_unpacked
+                     (CoreML__Specification__LossLayer *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__CategoricalCrossEntropyLossLayer methods */
+void   core_ml__specification__categorical_cross_entropy_loss_layer__init
+                     (CoreML__Specification__CategoricalCrossEntropyLossLayer         *message);
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__get_packed_size
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer   *message);
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__pack
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__categorical_cross_entropy_loss_layer__pack_to_buffer
+                     (const CoreML__Specification__CategoricalCrossEntropyLossLayer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__CategoricalCrossEntropyLossLayer *
+       core_ml__specification__categorical_cross_entropy_loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__categorical_cross_entropy_loss_layer__free_unpacked
+                     (CoreML__Specification__CategoricalCrossEntropyLossLayer *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MeanSquaredErrorLossLayer methods */
+void   core_ml__specification__mean_squared_error_loss_layer__init
+                     (CoreML__Specification__MeanSquaredErrorLossLayer         *message);
+size_t core_ml__specification__mean_squared_error_loss_layer__get_packed_size
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer   *message);
+size_t core_ml__specification__mean_squared_error_loss_layer__pack
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__mean_squared_error_loss_layer__pack_to_buffer
+                     (const CoreML__Specification__MeanSquaredErrorLossLayer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MeanSquaredErrorLossLayer *
+       core_ml__specification__mean_squared_error_loss_layer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__mean_squared_error_loss_layer__free_unpacked
+                     (CoreML__Specification__MeanSquaredErrorLossLayer *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__Optimizer methods */
+void   core_ml__specification__optimizer__init
+                     (CoreML__Specification__Optimizer         *message);
+size_t core_ml__specification__optimizer__get_packed_size
+                     (const CoreML__Specification__Optimizer   *message);
+size_t core_ml__specification__optimizer__pack
+                     (const CoreML__Specification__Optimizer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__optimizer__pack_to_buffer
+                     (const CoreML__Specification__Optimizer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__Optimizer *
+       core_ml__specification__optimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__optimizer__free_unpacked
+                     (CoreML__Specification__Optimizer *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__SGDOptimizer methods */
+void   core_ml__specification__sgdoptimizer__init
+                     (CoreML__Specification__SGDOptimizer         *message);
+size_t core_ml__specification__sgdoptimizer__get_packed_size
+                     (const CoreML__Specification__SGDOptimizer   *message);
+size_t core_ml__specification__sgdoptimizer__pack
+                     (const CoreML__Specification__SGDOptimizer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__sgdoptimizer__pack_to_buffer
+                     (const CoreML__Specification__SGDOptimizer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__SGDOptimizer *
+       core_ml__specification__sgdoptimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__sgdoptimizer__free_unpacked
+                     (CoreML__Specification__SGDOptimizer *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__AdamOptimizer methods */
+void   core_ml__specification__adam_optimizer__init
+                     (CoreML__Specification__AdamOptimizer         *message);
+size_t core_ml__specification__adam_optimizer__get_packed_size
+                     (const CoreML__Specification__AdamOptimizer   *message);
+size_t core_ml__specification__adam_optimizer__pack
+                     (const CoreML__Specification__AdamOptimizer   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__adam_optimizer__pack_to_buffer
+                     (const CoreML__Specification__AdamOptimizer   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__AdamOptimizer *
+       core_ml__specification__adam_optimizer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__adam_optimizer__free_unpacked
+                     (CoreML__Specification__AdamOptimizer *message,
                       ProtobufCAllocator *allocator);
 /* CoreML__Specification__NeuralNetwork methods */
 void   core_ml__specification__neural_network__init
@@ -4618,6 +4858,24 @@ void   core_ml__specification__clamped_re_lulayer_params__free_unpacked
 typedef void (*CoreML__Specification__NetworkUpdateParameters_Closure)
                  (const CoreML__Specification__NetworkUpdateParameters *message,
                   void *closure_data);
+typedef void (*CoreML__Specification__LossLayer_Closure)
+                 (const CoreML__Specification__LossLayer *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__CategoricalCrossEntropyLossLayer_Closure)
+                 (const CoreML__Specification__CategoricalCrossEntropyLossLayer *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MeanSquaredErrorLossLayer_Closure)
+                 (const CoreML__Specification__MeanSquaredErrorLossLayer *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__Optimizer_Closure)
+                 (const CoreML__Specification__Optimizer *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__SGDOptimizer_Closure)
+                 (const CoreML__Specification__SGDOptimizer *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__AdamOptimizer_Closure)
+                 (const CoreML__Specification__AdamOptimizer *message,
+                  void *closure_data);
 typedef void (*CoreML__Specification__NeuralNetwork_Closure)
                  (const CoreML__Specification__NeuralNetwork *message,
                   void *closure_data);
@@ -5026,6 +5284,12 @@ typedef void (*CoreML__Specification__ClampedReLULayerParams_Closure)
 extern const ProtobufCEnumDescriptor    core_ml__specification__neural_network_multi_array_shape_mapping__descriptor;
 extern const ProtobufCEnumDescriptor    core_ml__specification__neural_network_image_shape_mapping__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__network_update_parameters__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__loss_layer__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__categorical_cross_entropy_loss_layer__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__mean_squared_error_loss_layer__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__optimizer__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__sgdoptimizer__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__adam_optimizer__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__neural_network__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__neural_network_classifier__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__neural_network_regressor__descriptor;

@@ -8,6 +8,10 @@ public struct CoreMLImportResult: Sendable {
     /// Assumptions worth telling the user about, e.g. the output shape guessed for a custom layer
     /// class the importer does not know. Empty for most models.
     public var warnings: [String]
+    /// The weights an on-device update may change: node name (= the Core ML layer's name) →
+    /// weight roles ("weight", "bias") of layers marked `isUpdatable` whose `WeightParams` are
+    /// marked `isUpdatable` too. Empty for models that are not updatable.
+    public var updatableWeights: [String: [String]] = [:]
 }
 
 /// Imports Core ML neural networks (`neuralNetwork`, `neuralNetworkClassifier`,
@@ -155,7 +159,27 @@ public enum CoreMLImporter {
         } catch {
             throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
         }
-        return CoreMLImportResult(graph: graph, warnings: b.warnings)
+        var result = CoreMLImportResult(graph: graph, warnings: b.warnings)
+        result.updatableWeights = updatableWeights(network, graph: graph)
+        return result
+    }
+
+    /// Node → roles of the updatable weights that made it into `graph` (convolution and
+    /// innerProduct layers; the importer names their node after the layer).
+    static func updatableWeights(_ network: Spec.NeuralNetwork, graph: Graph) -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        for layer in network.layers where layer.isUpdatable {
+            let parts: [(String, Spec.WeightParams?)]
+            switch layer.layer {
+            case let .innerProduct(p): parts = [("weight", p.weights), ("bias", p.hasBias ? p.bias : nil)]
+            case let .convolution(p): parts = [("weight", p.weights), ("bias", p.hasBias ? p.bias : nil)]
+            default: continue
+            }
+            guard let node = graph.nodes.first(where: { $0.name == layer.name }) else { continue }
+            let roles = parts.filter { $0.1?.isUpdatable == true && node.weights[$0.0] != nil }.map(\.0)
+            if !roles.isEmpty { out[layer.name] = roles }
+        }
+        return out
     }
 
     // MARK: - Description
