@@ -137,7 +137,7 @@ let runCheck: CoreMLInspector.RunCheck = { model in
     guard let kind = model.kind, !tensorPathKinds.contains(kind) else { return nil }
     do {
         _ = try CoreMLModelLoader.load(model, context: ModelLoadContext(name: kind.description, threadCount: 1))
-        return (true, "mlconv runs this model (mlconv predict, typed inputs or --inputs batches)")
+        return (true, "runs with `mlconv predict` (typed --input values or --inputs JSON/CSV batches)")
     } catch {
         return (false, "\(error)")
     }
