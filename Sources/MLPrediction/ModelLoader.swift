@@ -73,7 +73,13 @@ public enum CoreMLModelLoader {
         guard let kind = spec.kind else {
             throw FeatureError.invalidModel(model: context.name, reason: "the model sets no model type (Model.Type is empty)")
         }
-        if let loader = table[kind] { return try loader(spec, context) }
+        if let loader = table[kind] {
+            let model = try loader(spec, context)
+            if let defaults = try DefaultedInputsModel.defaults(of: spec.description, model: context.name) {
+                return DefaultedInputsModel(base: model, defaults: defaults)
+            }
+            return model
+        }
         if appleProprietaryKinds.contains(kind) {
             throw FeatureError.appleProprietary(model: context.name, kind: kind.description)
         }

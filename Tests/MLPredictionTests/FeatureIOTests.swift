@@ -1,4 +1,5 @@
 import CoreMLFormat
+import TestSupport
 import XCTest
 @testable import MLPrediction
 
@@ -32,5 +33,31 @@ final class FeatureIOTests: XCTestCase {
         XCTAssertEqual(out["label"], .string("y"))
         XCTAssertEqual(out["probs"], .dictionary(.stringKeys(["x": 0.2, "y": 0.4, "z": 0.4])))
         XCTAssertThrowsError(try signature().classifierOutputs(labels: .int64s([1, 2]), scores: [1]))
+    }
+}
+
+final class InputDefaultsTests: XCTestCase {
+    /// An optional multiArray input with `defaultOptionalValue` that is not given is filled with
+    /// the default in the declared shape (Core ML 5+), here through the identity fixture.
+    func testOptionalMultiArrayInputGetsItsDefault() throws {
+        let url = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/classical/identity/model.mlmodel")
+        var spec = try Spec.Model.load(contentsOf: url.path)
+        var d = try XCTUnwrap(spec.description)
+        let i = try XCTUnwrap(d.input.firstIndex { if case .multiArray? = $0.type?.kind { return true }; return false })
+        guard case var .multiArray(a)? = d.input[i].type?.kind else { return XCTFail() }
+        a.defaultValue = .double(2.5)
+        d.input[i].type = Spec.FeatureType(.multiArray(a), isOptional: true)
+        spec.description = d
+        let model = try CoreMLModelLoader.load(spec, context: ModelLoadContext(name: "identity"))
+        var given: FeatureProvider = [:]
+        for f in d.input where f.name != d.input[i].name { given[f.name] = .string("s") }
+        let out = try model.prediction(from: given)
+        let shape = a.shape.map { Int($0) }
+        XCTAssertEqual(out[d.input[i].name], .multiArray(try MultiArray(shape: shape, dataType: MultiArray.DataType(a.dataType) ?? .float64,
+                                                                        values: [Double](repeating: 2.5, count: shape.reduce(1, *)))))
+        // A given value wins over the default.
+        given[d.input[i].name] = .multiArray(try MultiArray(shape: shape, values: [Double](repeating: 1, count: shape.reduce(1, *))))
+        guard case let .multiArray(back)? = try model.prediction(from: given)[d.input[i].name] else { return XCTFail() }
+        XCTAssertEqual(Set(back.values), [1])
     }
 }
