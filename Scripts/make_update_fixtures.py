@@ -464,5 +464,60 @@ def main_pipeline():
     print("pipeline_knn: %d examples, %d queries" % (len(rows), len(queries)))
 
 
+# --------------------------------------------------------------------------------------------
+# Image-folder training data (`mlconv update --training-data DIR`, one sub-folder per label as
+# Create ML lays out images): a 4×4 grayscale image classifier (image → flatten → updatable
+# innerProduct → softmax, cross-entropy, SGD, shuffle off). images.json holds each label's
+# pixels (row-major, 0–255); the Swift test writes them as PNG files into label folders. The
+# CLI reads label folders and files in sorted order, so the reference trains on the examples
+# sorted by label, then by file name (00.png, 01.png, …), with pixels scaled by 1/255 as the
+# model's image preprocessing says.
+
+def main_image():
+    rng = np.random.default_rng(1618)
+    labels = ["circle", "cross", "line"]
+    per_label, h, w, nout = 3, 4, 4, 3
+    W = f32(rng.normal(0, 0.3, (nout, h * w)))
+    bvec = f32(rng.normal(0, 0.1, nout))
+    b = NeuralNetworkBuilder([("image", datatypes.Array(1, h, w))], [("probs", None)], mode="classifier")
+    b.add_flatten("flatten", 0, "image", "flat")
+    b.add_inner_product("fc", W, bvec, h * w, nout, True, "flat", "logits")
+    b.add_softmax("softmax", "logits", "probs")
+    b.set_class_labels(labels, predicted_feature_name="label", prediction_blob="probs")
+    b.set_pre_processing_parameters(image_input_names=["image"], is_bgr=False, image_scale=1 / 255.0)
+    b.make_updatable(["fc"])
+    b.set_categorical_cross_entropy_loss("loss", input="probs")
+    set_opt(b, SGD, 2)
+    b.set_epochs(2, allowed_set=[1, 2])
+    spec = b.spec
+    spec.neuralNetworkClassifier.updateParams.shuffle.defaultValue = False
+    # make the input a grayscale image feature
+    inp = spec.description.input[0]
+    inp.type.imageType.width = w
+    inp.type.imageType.height = h
+    inp.type.imageType.colorSpace = ct.proto.FeatureTypes_pb2.ImageFeatureType.GRAYSCALE
+    images = {lab: [rng.integers(0, 256, h * w).tolist() for _ in range(per_label)] for lab in labels}
+    samples = []
+    for li, lab in enumerate(sorted(labels)):
+        for px in images[lab]:
+            x = np.asarray(px, np.float64).reshape(1, h, w) * np.float64(np.float32(1 / 255.0))
+            samples.append((x, labels.index(lab)))
+    net = Net([dict(type="flatten"), dict(type="dense", name="fc", W=W.astype(np.float64), b=bvec.astype(np.float64), updatable=True),
+               dict(type="softmax")])
+    hist = train(net, samples, "ce", SGD, 2, 2)
+    d = os.path.join(OUT, "image_folder_dense_ce_sgd")
+    os.makedirs(d, exist_ok=True)
+    ct.utils.save_spec(spec, os.path.join(d, "model.mlmodel"))
+    with open(os.path.join(d, "images.json"), "w") as f:
+        json.dump(images, f)
+    case = {"name": "image_folder_dense_ce_sgd", "loss": "ce", "optimizer": SGD, "miniBatchSize": 2, "epochs": 2,
+            "samples": len(samples), "epochLoss": hist["loss"], "afterEpoch1": hist["after1"], "afterLastEpoch": hist["final"],
+            "notes": "examples in sorted label-folder then file order; pixels × float32(1/255)"}
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(case, f, indent=1)
+    print("image_folder_dense_ce_sgd: losses", ["%.5f" % l for l in hist["loss"]])
+
+
 if __name__ == "__main__":
     main_pipeline()
+    main_image()

@@ -1,4 +1,5 @@
 import CoreMLFormat
+import ImageIO
 import Foundation
 import MLConvCLI
 import TestSupport
@@ -67,5 +68,48 @@ final class UpdateCommandTests: XCTestCase {
                         "-o", dir.appendingPathComponent("x.mlmodel").path, "--epochs", "7"])
         XCTAssertEqual(r.status, 1)
         XCTAssertTrue(r.err.contains("epochs") && r.err.contains("allowed values [1, 3]"), r.err)
+    }
+}
+
+/// `mlconv update --training-data DIR` (one sub-folder of PNG images per label, as Create ML lays
+/// out image data) against the NumPy update of Fixtures/update/image_folder_dense_ce_sgd.
+final class UpdateImageFolderTests: XCTestCase {
+    func testImageFolderTrainingDataMatchesTheReference() throws {
+        let fixture = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/update/image_folder_dense_ce_sgd")
+        let images = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: fixture.appendingPathComponent("images.json"))) as? [String: [[Int]]])
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let data = dir.appendingPathComponent("examples")
+        for (label, list) in images {
+            let sub = data.appendingPathComponent(label)
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+            for (i, px) in list.enumerated() {
+                let img = Image(width: 4, height: 4, channels: 1, pixels: px.map { UInt8($0) })
+                try ImageCodec.writePNG(img, to: sub.appendingPathComponent(String(format: "%02d.png", i)))
+            }
+        }
+        // A stray non-image file is ignored, as Create ML ignores it.
+        try "notes".write(to: data.appendingPathComponent("circle/readme.txt"), atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("Personal.mlmodel").path
+        let r = CLIRun(["update", fixture.appendingPathComponent("model.mlmodel").path, "--training-data", data.path, "-o", out])
+        XCTAssertEqual(r.status, 0, r.err)
+
+        struct Case: Decodable {
+            struct W: Decodable { var weight: [Double]; var bias: [Double]? }
+            var epochLoss: [Double]
+            var afterLastEpoch: [String: W]
+        }
+        let c = try JSONDecoder().decode(Case.self, from: Data(contentsOf: fixture.appendingPathComponent("case.json")))
+        let printed = r.out.split(separator: "\n").filter { $0.hasPrefix("epoch ") }.compactMap { Double($0.split(separator: " ").last ?? "") }
+        XCTAssertEqual(printed.count, c.epochLoss.count, r.out)
+        for (a, b) in zip(printed, c.epochLoss) { XCTAssertEqual(a, b, accuracy: 2e-6, r.out) }
+        let m = try Spec.Model.load(contentsOf: out)
+        let fc = try XCTUnwrap(m.neuralNetwork?.layers.first { $0.name == "fc" })
+        guard case let .innerProduct(p) = fc.layer else { return XCTFail("fc is not innerProduct") }
+        let want = try XCTUnwrap(c.afterLastEpoch["fc"])
+        let got = p.weights?.floatValue ?? []
+        XCTAssertEqual(got.count, want.weight.count)
+        let scale = want.weight.map(abs).max() ?? 1
+        for (g, w) in zip(got, want.weight) { XCTAssertEqual(Double(g), w, accuracy: 1e-5 * scale) }
+        for (g, w) in zip(p.bias?.floatValue ?? [], want.bias ?? []) { XCTAssertEqual(Double(g), w, accuracy: 1e-5 * scale) }
     }
 }
