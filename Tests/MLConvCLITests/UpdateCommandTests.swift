@@ -113,3 +113,18 @@ final class UpdateImageFolderTests: XCTestCase {
         for (g, w) in zip(p.bias?.floatValue ?? [], want.bias ?? []) { XCTAssertEqual(Double(g), w, accuracy: 1e-5 * scale) }
     }
 }
+
+final class UpdateInspectTests: XCTestCase {
+    /// `inspect` decodes the update parameters (loss, optimizer and its hyper-parameters, epochs).
+    func testInspectShowsTheUpdateParameters() throws {
+        let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/update/conv_ce_adam/model.mlmodel").path
+        let r = CLIRun(["inspect", model])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("loss categoricalCrossEntropy(y vs y_true), Adam lr 0.01, batch 3, beta1 0.9, beta2 0.999, eps 1e-08, epochs 3, shuffle off"), r.out)
+        let j = CLIRun(["inspect", model, "--json"])
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(j.out.utf8)) as? [String: Any])
+        let nn = try XCTUnwrap(obj["neuralNetwork"] as? [String: Any])
+        let u = try XCTUnwrap(nn["updateParameters"] as? [String: Any], "\(nn.keys.sorted())")
+        XCTAssertEqual((u["optimizer"] as? [String: Any])?["kind"] as? String, "adam")
+    }
+}

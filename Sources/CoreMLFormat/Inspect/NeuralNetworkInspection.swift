@@ -137,8 +137,17 @@ enum NeuralNetworkInspection {
                 + " (implementations must be provided by the app, or registered with mlconv's runtime)")
         }
         if updatableLayers > 0 || n.updateParams != nil {
-            s.lines.append("  On-device training: \(updatableLayers) updatable layer\(updatableLayers == 1 ? "" : "s")"
-                + (n.updateParams != nil ? ", update parameters present (not decoded)" : ""))
+            var line = "  On-device training: \(updatableLayers) updatable layer\(updatableLayers == 1 ? "" : "s")"
+            do {
+                if let u = try n.updateParameters(file: fileName) {
+                    let (text, j) = Self.updateSummary(u)
+                    line += "; " + text
+                    json["updateParameters"] = j
+                }
+            } catch {
+                line += "; update parameters unreadable: \(error)"
+            }
+            s.lines.append(line)
         }
         if n.arrayInputShapeMapping == .exact || n.imageInputShapeMapping == .rank4 {
             s.lines.append("  Shape mapping: arrays \(json["arrayInputShapeMapping"]!), images \(json["imageInputShapeMapping"]!)")
@@ -400,5 +409,39 @@ enum NeuralNetworkInspection {
         case let .simpleRecurrent(p): return "\(p.inputVectorSize)→\(p.outputVectorSize)"
         default: return ""
         }
+    }
+
+    /// One line and a JSON object for `NetworkUpdateParameters`: losses, optimizer with its
+    /// hyper-parameters (default values), epochs, shuffle and seed.
+    static func updateSummary(_ u: Spec.NetworkUpdateParameters) -> (String, [String: Any]) {
+        var parts: [String] = []
+        var j: [String: Any] = [:]
+        let losses: [String] = u.lossLayers.map { l in
+            switch l.lossLayerType {
+            case let .categoricalCrossEntropyLossLayer(c)?: return "categoricalCrossEntropy(\(c.input) vs \(c.target))"
+            case let .meanSquaredErrorLossLayer(m)?: return "meanSquaredError(\(m.input) vs \(m.target))"
+            case nil: return "\(l.name): no loss type"
+            }
+        }
+        j["losses"] = losses
+        parts.append(losses.isEmpty ? "no loss layer" : "loss " + losses.joined(separator: ", "))
+        func d(_ p: Spec.DoubleParameter?) -> String { p.map { String(format: "%g", $0.defaultValue) } ?? "unset" }
+        func i(_ p: Spec.Int64Parameter?) -> String { p.map { String($0.defaultValue) } ?? "unset" }
+        switch u.optimizer?.optimizerType {
+        case let .sgdOptimizer(o)?:
+            parts.append("SGD lr \(d(o.learningRate)), batch \(i(o.miniBatchSize)), momentum \(d(o.momentum))")
+            j["optimizer"] = ["kind": "sgd", "learningRate": d(o.learningRate), "miniBatchSize": i(o.miniBatchSize), "momentum": d(o.momentum)]
+        case let .adamOptimizer(o)?:
+            parts.append("Adam lr \(d(o.learningRate)), batch \(i(o.miniBatchSize)), beta1 \(d(o.beta1)), beta2 \(d(o.beta2)), eps \(d(o.eps))")
+            j["optimizer"] = ["kind": "adam", "learningRate": d(o.learningRate), "miniBatchSize": i(o.miniBatchSize),
+                              "beta1": d(o.beta1), "beta2": d(o.beta2), "eps": d(o.eps)]
+        case nil:
+            parts.append("no optimizer")
+        }
+        parts.append("epochs \(i(u.epochs))")
+        j["epochs"] = i(u.epochs)
+        if let sh = u.shuffle { parts.append("shuffle \(sh.defaultValue ? "on" : "off")"); j["shuffle"] = sh.defaultValue }
+        if let seed = u.seed { parts.append("seed \(seed.defaultValue)"); j["seed"] = seed.defaultValue }
+        return (parts.joined(separator: ", "), j)
     }
 }
