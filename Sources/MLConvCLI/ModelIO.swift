@@ -109,11 +109,34 @@ private func readImageInput(_ url: URL, name: String, graph: Graph, crop: ImageC
 /// `CLIError` naming the option, the path and the current directory.
 func existingFile(_ path: String, what: String, directory: Bool = false) throws -> URL {
     var isDir: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue == directory else {
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
         let cwd = FileManager.default.currentDirectoryPath
         throw CLIError("\(what): no such \(directory ? "directory" : "file") '\(path)'" + (path.hasPrefix("/") ? "" : " (relative to \(cwd))"))
     }
+    guard isDir.boolValue == directory else {
+        throw CLIError(directory ? "\(what): '\(path)' is a file; give a directory" : "\(what): '\(path)' is a directory; give a file")
+    }
     return URL(fileURLWithPath: path)
+}
+
+/// The bytes of a file the user named with `what` (an option), or a `CLIError` naming the file,
+/// the reason the system gives (no such file, a directory, permission denied) and what to do —
+/// never Foundation's raw error dump.
+func readUserFile(_ url: URL, what: String) throws -> Data {
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir) else {
+        throw CLIError("\(what): no such file '\(url.path)'")
+    }
+    guard !isDir.boolValue else { throw CLIError("\(what): '\(url.path)' is a directory; give a file") }
+    guard let h = FileHandle(forReadingAtPath: url.path) else {
+        throw CLIError("\(what): cannot read '\(url.path)': \(String(cString: strerror(errno))); check its permissions")
+    }
+    defer { try? h.close() }
+    do {
+        return try h.readToEnd() ?? Data()
+    } catch {
+        throw CLIError("\(what): cannot read '\(url.path)': \(String(cString: strerror(errno)))")
+    }
 }
 
 /// Writes one file per output into `dir`: `<name>.png` for image outputs (values clamped to

@@ -97,4 +97,19 @@ final class PredictFeatureTests: XCTestCase {
         XCTAssertEqual(r.status, 1)
         XCTAssertTrue(r.err.contains("stage 0 (visionFeaturePrint)") && r.err.contains("only Apple's Core ML framework"), r.err)
     }
+
+    /// Regression: a directory given as --inputs was reported as missing; unreadable training data
+    /// printed Foundation's raw NSCocoaErrorDomain dump.
+    func testDirectoriesAndMissingFilesGetPlainErrors() throws {
+        let f = try fixture("identity")
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let r = CLIRun(["predict", f.model, "--inputs", dir.path])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.err.contains("--inputs: '\(dir.path)' is a directory; give a file"), r.err)
+        let u = CLIRun(["update", root.appendingPathComponent("Fixtures/update/dense_ce_sgd/model.mlmodel").path,
+                        "--training-data", dir.appendingPathComponent("none.json").path, "-o", dir.appendingPathComponent("o.mlmodel").path])
+        XCTAssertEqual(u.status, 1)
+        XCTAssertFalse(u.err.contains("NSCocoaErrorDomain"), u.err)
+        XCTAssertTrue(u.err.contains("none.json"), u.err)
+    }
 }

@@ -46,7 +46,7 @@ enum FeaturePrediction {
         if let path = args.value("--inputs") {
             guard args.all("--input").isEmpty else { throw UsageError("give either --inputs FILE or --input NAME=VALUE, not both") }
             let file = try existingFile(path, what: "--inputs")
-            let data = try Data(contentsOf: file)
+            let data = try readUserFile(file, what: "--inputs")
             switch file.pathExtension.lowercased() {
             case "json": rows = try FeatureJSON.rows(from: data, description: description, model: "\(name) --inputs \(file.lastPathComponent)")
             case "csv":

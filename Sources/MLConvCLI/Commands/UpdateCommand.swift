@@ -110,7 +110,7 @@ enum UpdateCommand: Command {
             throw CLIError("--training-data '\(path)' does not exist")
         }
         if isDir.boolValue { return try imageFolderRows(path, description: desc, model: model, name: name) }
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let data = try readUserFile(URL(fileURLWithPath: path), what: "--training-data")
         switch URL(fileURLWithPath: path).pathExtension.lowercased() {
         case "json": return try FeatureJSON.rows(from: data, description: desc, model: name)
         case "csv":
