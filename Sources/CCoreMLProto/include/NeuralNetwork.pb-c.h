@@ -1380,6 +1380,9 @@ struct  CoreML__Specification__Convolution3DLayerParams
     , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, CORE_ML__SPECIFICATION__CONVOLUTION3_DLAYER_PARAMS__PADDING_TYPE__CUSTOM, 0, 0, 0, 0, 0, 0, 0, 0,NULL }
 
 
+/*
+ * Fully connected: weights [outputChannels, inputChannels], bias [outputChannels].
+ */
 struct  CoreML__Specification__InnerProductLayerParams
 {
   ProtobufCMessage base;
@@ -1395,6 +1398,9 @@ struct  CoreML__Specification__InnerProductLayerParams
     , 0, 0, 0, NULL, NULL, 0 }
 
 
+/*
+ * weights [outputChannels, inputDim], bias [outputChannels].
+ */
 struct  CoreML__Specification__EmbeddingLayerParams
 {
   ProtobufCMessage base;
@@ -1409,6 +1415,9 @@ struct  CoreML__Specification__EmbeddingLayerParams
     , 0, 0, 0, NULL, NULL }
 
 
+/*
+ * weights [embeddingSize, vocabSize], bias [embeddingSize].
+ */
 struct  CoreML__Specification__EmbeddingNDLayerParams
 {
   ProtobufCMessage base;
@@ -1423,6 +1432,9 @@ struct  CoreML__Specification__EmbeddingNDLayerParams
     , 0, 0, 0, NULL, NULL }
 
 
+/*
+ * y = gamma * (x - mean) / sqrt(variance + epsilon) + beta; each vector is [channels].
+ */
 struct  CoreML__Specification__BatchnormLayerParams
 {
   ProtobufCMessage base;
@@ -1577,6 +1589,9 @@ struct  CoreML__Specification__ConcatLayerParams
     , 0 }
 
 
+/*
+ * Local response normalization across channels.
+ */
 struct  CoreML__Specification__LRNLayerParams
 {
   ProtobufCMessage base;
@@ -1629,6 +1644,9 @@ struct  CoreML__Specification__MultiplyLayerParams
     , 0 }
 
 
+/*
+ * f(scale * x + shift), f chosen by type.
+ */
 struct  CoreML__Specification__UnaryFunctionLayerParams
 {
   ProtobufCMessage base;
@@ -1688,6 +1706,9 @@ struct  CoreML__Specification__CropResizeLayerParams
     , 0,NULL, 0, NULL, NULL, 0 }
 
 
+/*
+ * Adds bias of shape [1], [C] or [C, H, W].
+ */
 struct  CoreML__Specification__BiasLayerParams
 {
   ProtobufCMessage base;
@@ -1700,6 +1721,9 @@ struct  CoreML__Specification__BiasLayerParams
     , 0,NULL, NULL }
 
 
+/*
+ * x * scale (+ bias); shapes are [1], [C] or [C, H, W].
+ */
 struct  CoreML__Specification__ScaleLayerParams
 {
   ProtobufCMessage base;
@@ -1807,6 +1831,9 @@ struct  CoreML__Specification__ReduceLayerParams
     , CORE_ML__SPECIFICATION__REDUCE_LAYER_PARAMS__REDUCE_OPERATION__SUM, 0, CORE_ML__SPECIFICATION__REDUCE_LAYER_PARAMS__REDUCE_AXIS__CHW }
 
 
+/*
+ * cropAmounts [height, width] for one input, or offset [H, W] when cropping to a second input.
+ */
 struct  CoreML__Specification__CropLayerParams
 {
   ProtobufCMessage base;
@@ -1879,7 +1906,7 @@ struct  CoreML__Specification__SequenceRepeatLayerParams
 
 
 /*
- * Matrices are [outputVectorSize, inputVectorSize] (recursion: [out, out]).
+ * h_t = activation(W x_t + R h_{t-1} + b); W [out, in], R [out, out], b [out], row-major.
  */
 struct  CoreML__Specification__SimpleRecurrentLayerParams
 {
@@ -1899,6 +1926,9 @@ struct  CoreML__Specification__SimpleRecurrentLayerParams
     , 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0 }
 
 
+/*
+ * Gates z (update), r (reset), o (output); activations = [gate, output]; matrices as above.
+ */
 struct  CoreML__Specification__GRULayerParams
 {
   ProtobufCMessage base;
@@ -1924,6 +1954,9 @@ struct  CoreML__Specification__GRULayerParams
     , 0, 0, 0,NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
 
 
+/*
+ * Flags shared by both LSTM layers; forgetBias adds 1 to the forget gate bias.
+ */
 struct  CoreML__Specification__LSTMParams
 {
   ProtobufCMessage base;
@@ -1939,6 +1972,9 @@ struct  CoreML__Specification__LSTMParams
     , 0, 0, 0, 0, 0, 0 }
 
 
+/*
+ * Gates i (input), f (forget), z (block input), o (output); peepholes are [out].
+ */
 struct  CoreML__Specification__LSTMWeightParams
 {
   ProtobufCMessage base;
@@ -1963,6 +1999,9 @@ struct  CoreML__Specification__LSTMWeightParams
     , NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 
+/*
+ * activations = [gate (sigmoid), cell input (tanh), cell output (tanh)].
+ */
 struct  CoreML__Specification__UniDirectionalLSTMLayerParams
 {
   ProtobufCMessage base;
@@ -1979,6 +2018,9 @@ struct  CoreML__Specification__UniDirectionalLSTMLayerParams
     , 0, 0, 0,NULL, NULL, NULL, 0 }
 
 
+/*
+ * weightParams = [forward, backward].
+ */
 struct  CoreML__Specification__BiDirectionalLSTMLayerParams
 {
   ProtobufCMessage base;
@@ -2061,6 +2103,9 @@ struct  CoreML__Specification__TransposeLayerParams
     , 0,NULL }
 
 
+/*
+ * With one input: weights [weightMatrixFirstDimension, weightMatrixSecondDimension], bias [second].
+ */
 struct  CoreML__Specification__BatchedMatMulLayerParams
 {
   ProtobufCMessage base;
@@ -2526,6 +2571,9 @@ struct  CoreML__Specification__RankPreservingReshapeLayerParams
     , 0,NULL }
 
 
+/*
+ * padAmounts = [before0, after0, before1, after1, ...].
+ */
 struct  CoreML__Specification__ConstantPaddingLayerParams
 {
   ProtobufCMessage base;
@@ -2956,6 +3004,9 @@ struct  CoreML__Specification__ClipLayerParams
     , 0, 0 }
 
 
+/*
+ * One entry per input axis.
+ */
 struct  CoreML__Specification__SliceStaticLayerParams
 {
   ProtobufCMessage base;
@@ -3070,6 +3121,9 @@ struct  CoreML__Specification__SlidingWindowsLayerParams
     , 0, 0, 0 }
 
 
+/*
+ * gamma and beta have normalizedShape.
+ */
 struct  CoreML__Specification__LayerNormalizationLayerParams
 {
   ProtobufCMessage base;
