@@ -93,13 +93,9 @@ NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "UpsampleLayerParams": "Spec.UpsampleLayerParams",
     "ResizeBilinearLayerParams": "Spec.ResizeBilinearLayerParams",
     "ReduceLayerParams": "Spec.ReduceLayerParams",
-    "LoadConstantLayerParams": "Spec.LoadConstantLayerParams",
-    "LoadConstantNDLayerParams": "Spec.LoadConstantLayerParams",  # same fields and numbers
     "ReshapeLayerParams": "Spec.ReshapeLayerParams",
     "SliceLayerParams": "Spec.SliceLayerParams",
     "CustomLayerParams": "Spec.CustomLayerParams",
-    **{f"Reduce{op}LayerParams": "Spec.ReduceNDLayerParams"  # the ten share one layout
-       for op in ["L1", "L2", "Max", "Min", "Sum", "Prod", "Mean", "LogSum", "SumSquare", "LogSumExp"]},
 }.items()}
 REUSE.update(NN_REUSE)
 

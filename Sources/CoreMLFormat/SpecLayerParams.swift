@@ -204,17 +204,6 @@ extension Spec {
         }
     }
 
-    /// `LoadConstantLayerParams` / `LoadConstantNDLayerParams`: a constant of `shape`
-    /// ([C, H, W] for the classic layer).
-    public struct LoadConstantLayerParams: Equatable, Sendable {
-        public var shape: [UInt64]
-        public var data: WeightParams?
-        public init(shape: [UInt64], data: WeightParams?) {
-            self.shape = shape
-            self.data = data
-        }
-    }
-
     /// `ReshapeLayerParams`: `targetShape` is [C, H, W] or [Seq, C, H, W].
     public struct ReshapeLayerParams: Equatable, Sendable {
         public var targetShape: [Int64]
@@ -321,7 +310,8 @@ extension Spec {
         }
     }
 
-    /// The shared layout of the ten `ReduceXxxLayerParams` messages.
+    /// The shared layout of the ten generated `ReduceXxxLayerParams` messages, as
+    /// `NeuralNetworkLayer.Layer.reduceND` presents them (their unknown fields are dropped).
     public struct ReduceNDLayerParams: Equatable, Sendable {
         public var axes: [Int64]
         public var keepDims: Bool
@@ -479,17 +469,6 @@ extension Spec.ResizeBilinearLayerParams: CMessageCodable {
     }
 }
 
-extension Spec.LoadConstantLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        shape = r.uint64s(1)
-        data = try r.message(2)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: shape)
-        try w.set(2, message: data)
-    }
-}
-
 extension Spec.ReshapeLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         targetShape = r.int64s(1)
@@ -572,18 +551,5 @@ extension Spec.CustomLayerParams: CMessageCodable {
         try w.set(30, messages: parameters)
         try w.set(40, string: description)
         w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.ReduceNDLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        axes = r.int64s(1)
-        keepDims = r.bool(2)
-        reduceAll = r.bool(3)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: axes)
-        w.set(2, bool: keepDims)
-        w.set(3, bool: reduceAll)
     }
 }

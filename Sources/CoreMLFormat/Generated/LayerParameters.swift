@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 79156836c7849794
-// body-hash: fnv1a64 5e9c829c5a8564d1
+// body-hash: fnv1a64 5e11aa32c85be7fb
 
 import CCoreMLProto
 
@@ -228,7 +228,7 @@ extension Spec {
         /// `getShape` (field 1065).
         case getShape(Spec.GetShapeLayerParams)
         /// `loadConstantND` (field 1070).
-        case loadConstantND(Spec.LoadConstantLayerParams)
+        case loadConstantND(Spec.LoadConstantNDLayerParams)
         /// `fillLike` (field 1080).
         case fillLike(Spec.FillLikeLayerParams)
         /// `fillStatic` (field 1085).
@@ -278,25 +278,25 @@ extension Spec {
         /// `categoricalDistribution` (field 1230).
         case categoricalDistribution(Spec.CategoricalDistributionLayerParams)
         /// `reduceL1` (field 1250).
-        case reduceL1(Spec.ReduceNDLayerParams)
+        case reduceL1(Spec.ReduceL1LayerParams)
         /// `reduceL2` (field 1255).
-        case reduceL2(Spec.ReduceNDLayerParams)
+        case reduceL2(Spec.ReduceL2LayerParams)
         /// `reduceMax` (field 1260).
-        case reduceMax(Spec.ReduceNDLayerParams)
+        case reduceMax(Spec.ReduceMaxLayerParams)
         /// `reduceMin` (field 1265).
-        case reduceMin(Spec.ReduceNDLayerParams)
+        case reduceMin(Spec.ReduceMinLayerParams)
         /// `reduceSum` (field 1270).
-        case reduceSum(Spec.ReduceNDLayerParams)
+        case reduceSum(Spec.ReduceSumLayerParams)
         /// `reduceProd` (field 1275).
-        case reduceProd(Spec.ReduceNDLayerParams)
+        case reduceProd(Spec.ReduceProdLayerParams)
         /// `reduceMean` (field 1280).
-        case reduceMean(Spec.ReduceNDLayerParams)
+        case reduceMean(Spec.ReduceMeanLayerParams)
         /// `reduceLogSum` (field 1285).
-        case reduceLogSum(Spec.ReduceNDLayerParams)
+        case reduceLogSum(Spec.ReduceLogSumLayerParams)
         /// `reduceSumSquare` (field 1290).
-        case reduceSumSquare(Spec.ReduceNDLayerParams)
+        case reduceSumSquare(Spec.ReduceSumSquareLayerParams)
         /// `reduceLogSumExp` (field 1295).
-        case reduceLogSumExp(Spec.ReduceNDLayerParams)
+        case reduceLogSumExp(Spec.ReduceLogSumExpLayerParams)
         /// `whereNonZero` (field 1313).
         case whereNonZero(Spec.WhereNonZeroLayerParams)
         /// `matrixBandPart` (field 1315).
@@ -1004,7 +1004,7 @@ extension Spec {
             case 1040: return try r.message(1040, as: Spec.EmbeddingNDLayerParams.self).map { .embeddingND($0) }
             case 1045: return try r.message(1045, as: Spec.BatchedMatMulLayerParams.self).map { .batchedMatmul($0) }
             case 1065: return try r.message(1065, as: Spec.GetShapeLayerParams.self).map { .getShape($0) }
-            case 1070: return try r.message(1070, as: Spec.LoadConstantLayerParams.self).map { .loadConstantND($0) }
+            case 1070: return try r.message(1070, as: Spec.LoadConstantNDLayerParams.self).map { .loadConstantND($0) }
             case 1080: return try r.message(1080, as: Spec.FillLikeLayerParams.self).map { .fillLike($0) }
             case 1085: return try r.message(1085, as: Spec.FillStaticLayerParams.self).map { .fillStatic($0) }
             case 1090: return try r.message(1090, as: Spec.FillDynamicLayerParams.self).map { .fillDynamic($0) }
@@ -1029,16 +1029,16 @@ extension Spec {
             case 1215: return try r.message(1215, as: Spec.RandomBernoulliStaticLayerParams.self).map { .randomBernoulliStatic($0) }
             case 1220: return try r.message(1220, as: Spec.RandomBernoulliDynamicLayerParams.self).map { .randomBernoulliDynamic($0) }
             case 1230: return try r.message(1230, as: Spec.CategoricalDistributionLayerParams.self).map { .categoricalDistribution($0) }
-            case 1250: return try r.message(1250, as: Spec.ReduceNDLayerParams.self).map { .reduceL1($0) }
-            case 1255: return try r.message(1255, as: Spec.ReduceNDLayerParams.self).map { .reduceL2($0) }
-            case 1260: return try r.message(1260, as: Spec.ReduceNDLayerParams.self).map { .reduceMax($0) }
-            case 1265: return try r.message(1265, as: Spec.ReduceNDLayerParams.self).map { .reduceMin($0) }
-            case 1270: return try r.message(1270, as: Spec.ReduceNDLayerParams.self).map { .reduceSum($0) }
-            case 1275: return try r.message(1275, as: Spec.ReduceNDLayerParams.self).map { .reduceProd($0) }
-            case 1280: return try r.message(1280, as: Spec.ReduceNDLayerParams.self).map { .reduceMean($0) }
-            case 1285: return try r.message(1285, as: Spec.ReduceNDLayerParams.self).map { .reduceLogSum($0) }
-            case 1290: return try r.message(1290, as: Spec.ReduceNDLayerParams.self).map { .reduceSumSquare($0) }
-            case 1295: return try r.message(1295, as: Spec.ReduceNDLayerParams.self).map { .reduceLogSumExp($0) }
+            case 1250: return try r.message(1250, as: Spec.ReduceL1LayerParams.self).map { .reduceL1($0) }
+            case 1255: return try r.message(1255, as: Spec.ReduceL2LayerParams.self).map { .reduceL2($0) }
+            case 1260: return try r.message(1260, as: Spec.ReduceMaxLayerParams.self).map { .reduceMax($0) }
+            case 1265: return try r.message(1265, as: Spec.ReduceMinLayerParams.self).map { .reduceMin($0) }
+            case 1270: return try r.message(1270, as: Spec.ReduceSumLayerParams.self).map { .reduceSum($0) }
+            case 1275: return try r.message(1275, as: Spec.ReduceProdLayerParams.self).map { .reduceProd($0) }
+            case 1280: return try r.message(1280, as: Spec.ReduceMeanLayerParams.self).map { .reduceMean($0) }
+            case 1285: return try r.message(1285, as: Spec.ReduceLogSumLayerParams.self).map { .reduceLogSum($0) }
+            case 1290: return try r.message(1290, as: Spec.ReduceSumSquareLayerParams.self).map { .reduceSumSquare($0) }
+            case 1295: return try r.message(1295, as: Spec.ReduceLogSumExpLayerParams.self).map { .reduceLogSumExp($0) }
             case 1313: return try r.message(1313, as: Spec.WhereNonZeroLayerParams.self).map { .whereNonZero($0) }
             case 1315: return try r.message(1315, as: Spec.MatrixBandPartLayerParams.self).map { .matrixBandPart($0) }
             case 1320: return try r.message(1320, as: Spec.LowerTriangularLayerParams.self).map { .lowerTriangular($0) }

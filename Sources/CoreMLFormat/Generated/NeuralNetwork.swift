@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 79156836c7849794
-// body-hash: fnv1a64 9b105fcdf1ec9459
+// body-hash: fnv1a64 7166fa3f5491c724
 
 import CCoreMLProto
 
@@ -898,6 +898,24 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.LoadConstantLayerParams` (NeuralNetwork.proto).
+    public struct LoadConstantLayerParams: Equatable, Sendable {
+        /// Field 1 `shape`.
+        public var shape: [UInt64]
+        /// Field 2 `data`.
+        public var data: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(shape: [UInt64] = [], data: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.shape = shape
+            self.data = data
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.L2NormalizeLayerParams` (NeuralNetwork.proto).
     public struct L2NormalizeLayerParams: Equatable, Sendable {
         /// Field 1 `epsilon`.
@@ -1462,6 +1480,24 @@ extension Spec {
         public init(batchAxis: Int64 = 0, sequenceAxis: Int64 = 0, unknownFields: UnknownFields = []) {
             self.batchAxis = batchAxis
             self.sequenceAxis = sequenceAxis
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.LoadConstantNDLayerParams` (NeuralNetwork.proto).
+    public struct LoadConstantNDLayerParams: Equatable, Sendable {
+        /// Field 1 `shape`.
+        public var shape: [UInt64]
+        /// Field 2 `data`.
+        public var data: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(shape: [UInt64] = [], data: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.shape = shape
+            self.data = data
             self.unknownFields = unknownFields
         }
     }
@@ -2248,6 +2284,217 @@ extension Spec {
             self.isLogits = isLogits
             self.eps = eps
             self.temperature = temperature
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// The ten reduce* layers share this field layout.
+    /// `CoreML.Specification.ReduceL1LayerParams` (NeuralNetwork.proto).
+    public struct ReduceL1LayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceL2LayerParams` (NeuralNetwork.proto).
+    public struct ReduceL2LayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceMaxLayerParams` (NeuralNetwork.proto).
+    public struct ReduceMaxLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceMinLayerParams` (NeuralNetwork.proto).
+    public struct ReduceMinLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceSumLayerParams` (NeuralNetwork.proto).
+    public struct ReduceSumLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceProdLayerParams` (NeuralNetwork.proto).
+    public struct ReduceProdLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceMeanLayerParams` (NeuralNetwork.proto).
+    public struct ReduceMeanLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceLogSumLayerParams` (NeuralNetwork.proto).
+    public struct ReduceLogSumLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceSumSquareLayerParams` (NeuralNetwork.proto).
+    public struct ReduceSumSquareLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceLogSumExpLayerParams` (NeuralNetwork.proto).
+    public struct ReduceLogSumExpLayerParams: Equatable, Sendable {
+        /// Field 1 `axes`.
+        public var axes: [Int64]
+        /// Field 2 `keepDims`.
+        public var keepDims: Bool
+        /// Field 3 `reduceAll`.
+        public var reduceAll: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(axes: [Int64] = [], keepDims: Bool = false, reduceAll: Bool = false, unknownFields: UnknownFields = []) {
+            self.axes = axes
+            self.keepDims = keepDims
+            self.reduceAll = reduceAll
             self.unknownFields = unknownFields
         }
     }
@@ -3370,6 +3617,20 @@ extension Spec.ScaleLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.LoadConstantLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        shape = r.uint64s(1)
+        data = try r.message(2, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: shape)
+        try w.set(2, message: data)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.L2NormalizeLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         epsilon = r.float(1)
@@ -3764,6 +4025,20 @@ extension Spec.ReverseSeqLayerParams: CMessageCodable {
     func write(to w: CWriter) throws {
         w.set(1, int64: batchAxis)
         w.set(2, int64: sequenceAxis)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LoadConstantNDLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        shape = r.uint64s(1)
+        data = try r.message(2, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: shape)
+        try w.set(2, message: data)
         w.setUnknownFields(unknownFields)
     }
 }
@@ -4390,6 +4665,166 @@ extension Spec.CategoricalDistributionLayerParams: CMessageCodable {
         w.set(3, bool: isLogits)
         w.set(4, float: eps)
         w.set(5, float: temperature)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceL1LayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceL2LayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceMaxLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceMinLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceSumLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceProdLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceMeanLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceLogSumLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceSumSquareLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceLogSumExpLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        axes = r.int64s(1)
+        keepDims = r.bool(2)
+        reduceAll = r.bool(3)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: axes)
+        w.set(2, bool: keepDims)
+        w.set(3, bool: reduceAll)
         w.setUnknownFields(unknownFields)
     }
 }
