@@ -18,6 +18,21 @@ Output (committed; `swift build` never runs this script):
     Generated/ClassicalParameters.swift  `Spec.ClassicalParameters`: one case per member of
                                          Model.proto's `Model.Type` oneof whose message is one
                                          of the generated OtherModels.proto messages
+    Generated/NeuralNetwork.swift        the NeuralNetwork.proto messages reachable from
+                                         `NeuralNetworkLayer.layer` (layer parameters), with
+                                         decoders AND encoders and `unknownFields` (codec mode)
+    Generated/LayerParameters.swift      `Spec.LayerParameters`: one case per member of the
+                                         `NeuralNetworkLayer.layer` oneof (payload: its
+                                         parameters type), its field number, Apple's name,
+                                         decode by field number and encode
+
+Naming strategy for NeuralNetwork.proto: a message gets the plain name `Spec.<Message>` unless
+a hand-written type still owns that name; those messages are listed in NN_REUSE (full name ->
+hand-written Swift type) and the traversal from the layer oneof stops at them (they and what
+only they reach are not generated). The hand-written `Spec.NeuralNetworkLayer.Layer` enum maps
+its cases to `Spec.LayerParameters` (SpecLayer.swift); layer types without a case of their own
+are `.other(Spec.LayerParameters)`. To migrate a hand-written type: delete it and its NN_REUSE
+entry, regenerate, fix the call sites the compiler reports.
 
 Each file starts with a header naming this script, the input .proto files (PROTO_INPUTS), an
 FNV-1a 64-bit hash of them (in that order: name, NUL, content, NUL, ...) and an FNV-1a 64-bit
@@ -44,8 +59,10 @@ Conventions of the generated Swift:
   * every type is Equatable (enums: Hashable) and Sendable and has a memberwise public init
     with proto3 defaults;
   * decoding conforms each type to the internal `CMessageDecodable` protocol of CBridge.swift,
-    reading the protobuf-c message through `CReader` by field number. Decode only: these
-    kinds are re-encoded from the bytes kept in `Spec.ModelType.other`.
+    reading the protobuf-c message through `CReader` by field number. Classical kinds are
+    decode only: they are re-encoded from the bytes kept in `Spec.ModelType.other`.
+    NeuralNetwork.proto messages conform to `CMessageCodable` instead (`write(to:)` through
+    `CWriter`, field by field, then the kept unknown fields), so the exporter writes them.
 Name collisions with hand-written top-level `Spec` types are detected by scanning
 Sources/CoreMLFormat/*.swift: a colliding message must be listed in REUSE (message full name
 -> existing Swift type, which must conform to CMessageDecodable) and is then not generated;
