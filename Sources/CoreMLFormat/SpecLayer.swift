@@ -178,69 +178,10 @@ extension Spec.NeuralNetworkLayer {
         public var fieldNumber: UInt32 {
             switch self {
             case .none: return 0
-            case .convolution: return 100
-            case .pooling: return 120
-            case .activation: return 130
-            case .innerProduct: return 140
-            case .embedding: return 150
-            case .batchnorm: return 160
-            case .mvn: return 165
-            case .l2normalize: return 170
-            case .softmax: return 175
-            case .lrn: return 180
-            case .crop: return 190
-            case .padding: return 200
-            case .upsample: return 210
-            case .resizeBilinear: return 211
-            case .unary: return 220
-            case .add: return 230
-            case .multiply: return 231
-            case .average: return 240
-            case .scale: return 245
-            case .bias: return 250
-            case .max: return 260
-            case .min: return 261
-            case .dot: return 270
-            case .reduce: return 280
-            case .loadConstant: return 290
-            case .reshape: return 300
-            case .flatten: return 301
-            case .permute: return 310
-            case .concat: return 320
-            case .split: return 330
-            case .sequenceRepeat: return 340
-            case .reorganizeData: return 345
-            case .slice: return 350
-            case .simpleRecurrent: return 400
-            case .gru: return 410
-            case .uniDirectionalLSTM: return 420
-            case .biDirectionalLSTM: return 430
-            case .custom: return 500
-            case let .simple(k): return k.rawValue
-            case .clip: return 660
-            case .gelu: return 795
-            case .tile: return 920
-            case .stack: return 925
-            case .gather: return 930
-            case .softmaxND: return 950
-            case .splitND: return 975
-            case .concatND: return 980
-            case .transpose: return 985
-            case .sliceStatic: return 995
-            case .argMax: return 1025
-            case .embeddingND: return 1040
-            case .batchedMatmul: return 1045
-            case .loadConstantND: return 1070
-            case .squeeze: return 1120
-            case .expandDims: return 1125
-            case .flattenTo2D: return 1130
-            case .reshapeStatic: return 1140
-            case .constantPad: return 1155
-            case let .reduceND(op, _): return op.rawValue
-            case .layerNormalization: return 1350
-            case .clampedReLU: return 1460
             case let .unsupported(n): return n
-        case let .other(p): return p.fieldNumber
+            case let .simple(k): return k.rawValue
+            case let .reduceND(op, _): return op.rawValue
+            default: return parameters?.fieldNumber ?? 0  // numbers come from the generated schema
             }
         }
 
