@@ -103,7 +103,7 @@ INTENTIONALLY_EMPTY = {
 
 # Files whose messages must declare every field and enum value coremltools has (the classical
 # model kinds, whose Swift types Scripts/gen-swift-spec generates). Other files are subsets.
-COMPLETE_FILES = {"OtherModels.proto", "DataStructures.proto", "Parameters.proto"}
+COMPLETE_FILES = {"OtherModels.proto", "DataStructures.proto", "Parameters.proto", "NeuralNetwork.proto"}
 
 
 def cmd_schema(_args):

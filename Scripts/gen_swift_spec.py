@@ -21,6 +21,21 @@ Output (committed; `swift build` never runs this script):
     Generated/ClassicalParameters.swift  `Spec.ClassicalParameters`: one case per member of
                                          Model.proto's `Model.Type` oneof whose message is one
                                          of the generated OtherModels.proto messages
+    Generated/NeuralNetwork.swift        the NeuralNetwork.proto messages reachable from
+                                         `NeuralNetworkLayer.layer` (layer parameters), with
+                                         decoders AND encoders and `unknownFields` (codec mode)
+    Generated/LayerParameters.swift      `Spec.LayerParameters`: one case per member of the
+                                         `NeuralNetworkLayer.layer` oneof (payload: its
+                                         parameters type), its field number, Apple's name,
+                                         decode by field number and encode
+
+Naming strategy for NeuralNetwork.proto: a message gets the plain name `Spec.<Message>` unless
+a hand-written type still owns that name; those messages are listed in NN_REUSE (full name ->
+hand-written Swift type) and the traversal from the layer oneof stops at them (they and what
+only they reach are not generated). The hand-written `Spec.NeuralNetworkLayer.Layer` enum maps
+its cases to `Spec.LayerParameters` (SpecLayer.swift); layer types without a case of their own
+are `.other(Spec.LayerParameters)`. To migrate a hand-written type: delete it and its NN_REUSE
+entry, regenerate, fix the call sites the compiler reports.
 
 Each file starts with a header naming this script, the input .proto files (PROTO_INPUTS), an
 FNV-1a 64-bit hash of them (in that order: name, NUL, content, NUL, ...) and an FNV-1a 64-bit
@@ -41,13 +56,16 @@ Conventions of the generated Swift:
     message's name or one of its nested types, it gets the suffix `Oneof`
     (`Spec.Kernel.KernelOneof`);
   * proto enums become `RawRepresentable` structs over Int32 with one static constant per
-    value (lowerCamelCase of the value name, underscores removed), so values outside the schema
+    value (lowerCamelCase of the value name, underscores removed; UPPER_SNAKE names are
+    lowercased first: SCATTER_MAX -> scatterMax), so values outside the schema
     survive decoding; `description` gives the proto value name;
   * every type is Equatable (enums: Hashable) and Sendable and has a memberwise public init
     with proto3 defaults;
   * decoding conforms each type to the internal `CMessageDecodable` protocol of CBridge.swift,
-    reading the protobuf-c message through `CReader` by field number. Decode only: these
-    kinds are re-encoded from the bytes kept in `Spec.ModelType.other`.
+    reading the protobuf-c message through `CReader` by field number. Classical kinds are
+    decode only: they are re-encoded from the bytes kept in `Spec.ModelType.other`.
+    NeuralNetwork.proto messages conform to `CMessageCodable` instead (`write(to:)` through
+    `CWriter`, field by field, then the kept unknown fields), so the exporter writes them.
 Name collisions with hand-written top-level `Spec` types are detected by scanning
 Sources/CoreMLFormat/*.swift: a colliding message must be listed in REUSE (message full name
 -> existing Swift type, which must conform to CMessageDecodable) and is then not generated;
@@ -68,7 +86,8 @@ OUT_DIR = os.path.join(SWIFT_DIR, "Generated")
 PACKAGE = "CoreML.Specification"
 
 # The .proto files the generated code depends on (hashed into every header).
-PROTO_INPUTS = ["DataStructures.proto", "Model.proto", "OtherModels.proto", "Parameters.proto"]
+PROTO_INPUTS = ["DataStructures.proto", "Model.proto", "NeuralNetwork.proto", "OtherModels.proto",
+                "Parameters.proto"]
 # proto file -> generated Swift file (all of its messages and enums).
 GENERATED_FILES = [
     ("DataStructures.proto", "DataStructures.swift"),
@@ -88,6 +107,26 @@ SELECTED_INPUTS = ["DataStructures.proto", "NeuralNetwork.proto", "Parameters.pr
 OPAQUE = {"CoreML.Specification.CustomModel", "CoreML.Specification.LinkedModel"}
 # Message full name -> hand-written Swift type to use instead of generating one.
 REUSE = {}
+# NeuralNetwork.proto: the layer parameters are generated with encoders (codec mode). Only the
+# messages reachable from `NeuralNetworkLayer.layer` are generated; the traversal stops at the
+# messages below, whose Swift types are still hand-written (Sources/CoreMLFormat/Spec*.swift).
+# Migrating one to generated code = deleting the hand-written type and its entry here.
+NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
+    "NeuralNetwork": "Spec.NeuralNetwork",  # reached through branch / loop bodies
+    "ActivationParams": "Spec.ActivationParams",
+    "WeightParams": "Spec.WeightParams",
+    "BorderAmounts": "Spec.BorderAmounts",
+    "ConvolutionLayerParams": "Spec.ConvolutionLayerParams",
+    "PoolingLayerParams": "Spec.PoolingLayerParams",
+    "PaddingLayerParams": "Spec.PaddingLayerParams",
+    "UpsampleLayerParams": "Spec.UpsampleLayerParams",
+    "ResizeBilinearLayerParams": "Spec.ResizeBilinearLayerParams",
+    "ReduceLayerParams": "Spec.ReduceLayerParams",
+    "ReshapeLayerParams": "Spec.ReshapeLayerParams",
+    "SliceLayerParams": "Spec.SliceLayerParams",
+    "CustomLayerParams": "Spec.CustomLayerParams",
+}.items()}
+REUSE.update(NN_REUSE)
 
 SWIFT_KEYWORDS = {
     "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import",
@@ -101,7 +140,8 @@ SWIFT_KEYWORDS = {
 from google.protobuf import descriptor_pb2  # noqa: E402
 
 FDP = descriptor_pb2.FieldDescriptorProto
-# proto scalar type -> (Swift type, CReader singular reader, CReader repeated reader, default)
+# proto scalar type -> (Swift type, CReader singular reader, CReader repeated reader, default);
+# the CWriter setters use the same labels (`w.set(n, float: v)`, `w.set(n, floats: v)`).
 SCALARS = {
     FDP.TYPE_DOUBLE: ("Double", "double", "doubles", "0"),
     FDP.TYPE_FLOAT: ("Float", "float", "floats", "0"),
@@ -135,6 +175,14 @@ def lower_camel(name: str) -> str:
     parts = [p for p in name.split("_") if p]
     s = parts[0][:1].lower() + parts[0][1:] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
     return s
+
+
+def enum_case(name: str) -> str:
+    """Swift name of an enum value: UPPER_SNAKE_CASE -> upperSnakeCase, others lowerCamel."""
+    if name.upper() == name:
+        parts = [p.lower() for p in name.split("_") if p]
+        return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    return lower_camel(name)
 
 
 def upper_camel(name: str) -> str:
@@ -233,7 +281,7 @@ class Generator:
                 return (f"[{t}]", "[]", f"r.enumValues({f.number}).map {{ {t}(rawValue: $0) }}")
             e = self.s.enums[f.type_name.lstrip(".")][0]
             zero = [v.name for v in e.value if v.number == 0]
-            default = f"{t}.{ident(lower_camel(zero[0]))}" if zero else f"{t}(rawValue: 0)"
+            default = f"{t}.{ident(enum_case(zero[0]))}" if zero else f"{t}(rawValue: 0)"
             return (t, default, f"{t}(rawValue: r.enumValue({f.number}))")
         if f.type not in SCALARS:
             sys.exit(f"gen-swift-spec: {msg_full}.{f.name}: proto type {f.type} not supported "
@@ -272,7 +320,7 @@ class Generator:
         out.append(f"{i2}public init(rawValue: Int32) {{ self.rawValue = rawValue }}")
         for j, v in enumerate(e.value):
             out += doc_lines(self.s.comment(fname, path + (2, j)), i2)
-            out.append(f"{i2}public static let {ident(lower_camel(v.name))} = {name}(rawValue: {v.number})")
+            out.append(f"{i2}public static let {ident(enum_case(v.name))} = {name}(rawValue: {v.number})")
         out.append(f"{i2}/// The proto value name, or `{name}(<raw value>)` for a value outside the schema.")
         out.append(f"{i2}public var description: String {{")
         out.append(f"{i2}    switch rawValue {{")
@@ -284,7 +332,7 @@ class Generator:
         out.append(f"{indent}}}")
         return out
 
-    def struct_decl(self, full, indent):
+    def struct_decl(self, full, indent, codec=False):
         m, fname, path = self.s.messages[full]
         out = doc_lines(self.s.comment(fname, path), indent)
         out.append(f"{indent}/// `{full}` ({fname}).")
@@ -305,6 +353,10 @@ class Generator:
             out.append(f"{i2}/// The `{o.name}` oneof; nil when no member is set.")
             out.append(f"{i2}public var {ident(lower_camel(o.name))}: {tname}?")
             props.append((lower_camel(o.name), f"{tname}?", "nil"))
+        if codec:
+            out.append(f"{i2}/// Fields outside mlconv's schema, kept verbatim and re-encoded.")
+            out.append(f"{i2}public var unknownFields: UnknownFields")
+            props.append(("unknownFields", "UnknownFields", "[]"))
         names = [p[0] for p in props]
         if len(set(names)) != len(names):
             sys.exit(f"gen-swift-spec: {full}: two properties would share a name: {names}")
@@ -339,16 +391,37 @@ class Generator:
             if n.options.map_entry:
                 continue
             out.append("")
-            out += self.struct_decl(f"{full}.{n.name}", i2)
+            out += self.struct_decl(f"{full}.{n.name}", i2, codec)
         out.append(f"{indent}}}")
         return out
 
     # ---- decoders -----------------------------------------------------------------------------
 
-    def decoder(self, full):
+    def write_expr(self, f, value, member=False):
+        """The CWriter statement that stores `value` (a Swift expression) in field f."""
+        n = f.number
+        repeated = f.label == FDP.LABEL_REPEATED and not member
+        if f.type == FDP.TYPE_MESSAGE:
+            sub = self.s.messages[f.type_name.lstrip(".")][0]
+            if sub.options.map_entry:
+                sys.exit(f"gen-swift-spec: field {f.name}: map fields cannot be encoded yet")
+            return f"try w.set({n}, {'messages' if repeated else 'message'}: {value})"
+        if f.type == FDP.TYPE_ENUM:
+            return (f"w.set({n}, enumValues: {value}.map {{ $0.rawValue }})" if repeated
+                    else f"w.set({n}, enum: {value}.rawValue)")
+        _, single, multi, _ = SCALARS[f.type]
+        label = multi if repeated else single
+        if label == "bytes" and repeated:
+            sys.exit(f"gen-swift-spec: field {f.name}: repeated bytes not supported")
+        label = {"enumValue": "enum"}.get(label, label)
+        throws = "try " if f.type == FDP.TYPE_STRING else ""
+        return f"{throws}w.set({n}, {label}: {value})"
+
+    def decoder(self, full, codec=False):
         m = self.s.messages[full][0]
         t = swift_type_name(full)
-        out = [f"extension {t}: CMessageDecodable {{", "    init(reading r: CReader) throws {"]
+        proto = "CMessageCodable" if codec else "CMessageDecodable"
+        out = [f"extension {t}: {proto} {{", "    init(reading r: CReader) throws {"]
         for f in m.field:
             if f.HasField("oneof_index"):
                 continue
@@ -364,12 +437,30 @@ class Generator:
                 out.append(f"        case {f.number}: {prop} = {tname}.{ident(lower_camel(f.name))}({expr})")
             out.append(f"        default: {prop} = nil")
             out.append("        }")
+        if codec:
+            out.append("        unknownFields = r.unknownFields")
+            out.append("    }")
+            out.append("")
+            out.append("    func write(to w: CWriter) throws {")
+            for f in m.field:  # field-number order is protobuf-c's, whatever the order here
+                if f.HasField("oneof_index"):
+                    continue
+                out.append("        " + self.write_expr(f, ident(lower_camel(f.name))))
+            for k, o in enumerate(m.oneof_decl):
+                members = [f for f in m.field if f.HasField("oneof_index") and f.oneof_index == k]
+                prop = lower_camel(o.name)
+                out.append(f"        switch {ident(prop)} {{")
+                out.append("        case nil: break")
+                for f in members:
+                    out.append(f"        case let .{ident(lower_camel(f.name))}(v)?: {self.write_expr(f, 'v', member=True)}")
+                out.append("        }")
+            out.append("        w.setUnknownFields(unknownFields)")
         out.append("    }")
         out.append("}")
         result = [out]
         for n in m.nested_type:
             if not n.options.map_entry:
-                result += self.decoder(f"{full}.{n.name}")
+                result += self.decoder(f"{full}.{n.name}", codec)
         return result
 
     # ---- files --------------------------------------------------------------------------------
@@ -400,6 +491,131 @@ class Generator:
             for block in self.decoder(full):
                 lines += block + [""]
         return "\n".join(lines).rstrip("\n") + "\n"
+
+    def reachable(self, roots):
+        """Messages and top-level enums of NeuralNetwork.proto reachable from `roots` (full
+        names), not crossing REUSE; in file order."""
+        seen, todo = set(), list(roots)
+        while todo:
+            full = todo.pop()
+            if full in seen or full in REUSE:
+                continue
+            seen.add(full)
+            if full in self.s.enums:
+                continue
+            def walk(mfull):
+                m = self.s.messages[mfull][0]
+                for f in m.field:
+                    if f.type_name:
+                        todo.append(f.type_name.lstrip("."))
+                for n in m.nested_type:
+                    walk(f"{mfull}.{n.name}")
+            walk(full)
+        # keep top-level declarations only (nested ones come with their parent)
+        tops = lambda d: [k for k, (x, fn, p) in d.items() if len(p) == 2 and k in seen]
+        return tops(self.s.enums), tops(self.s.messages)
+
+    def layer_members(self):
+        layer, _, _ = self.s.messages[f"{PACKAGE}.NeuralNetworkLayer"]
+        k = [i for i, o in enumerate(layer.oneof_decl) if o.name == "layer"][0]
+        return [f for f in layer.field if f.HasField("oneof_index") and f.oneof_index == k]
+
+    def nn_body(self, collisions):
+        members = self.layer_members()
+        enums, msgs = self.reachable([f.type_name.lstrip(".") for f in members])
+        lines = ["import CCoreMLProto", ""]
+        for full in enums:
+            lines += ["extension Spec {"] + self.enum_decl(full, "    ") + ["}", ""]
+        for full in msgs:
+            short = full[len(PACKAGE) + 1:]
+            if short in collisions:
+                sys.exit(f"gen-swift-spec: Spec.{short} is already declared by hand-written code; "
+                         f"list {full} in NN_REUSE (Scripts/gen_swift_spec.py) or rename it")
+            lines += ["extension Spec {"] + self.struct_decl(full, "    ", codec=True) + ["}", ""]
+        lines.append("// MARK: - Coding (Swift value <-> protobuf-c message, via CReader / CWriter)")
+        lines.append("")
+        for full in msgs:
+            for block in self.decoder(full, codec=True):
+                lines += block + [""]
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def layer_parameters_body(self):
+        members = self.layer_members()
+        L = ["import CCoreMLProto", "", "extension Spec {"]
+        L.append("    /// The parameters of one neural network layer: one case per member of Core ML's")
+        L.append("    /// `NeuralNetworkLayer.layer` oneof (the case name is the member's name, the payload its")
+        L.append("    /// parameters message). `Spec.NeuralNetworkLayer.Layer` maps it to its own cases.")
+        L.append("    public enum LayerParameters: Equatable, Sendable {")
+        for f in members:
+            t = swift_type_name(f.type_name.lstrip("."))
+            L.append(f"        /// `{f.name}` (field {f.number}).")
+            L.append(f"        case {ident(lower_camel(f.name))}({t})")
+        L.append("")
+        L.append("        /// The member's field number in `NeuralNetworkLayer`.")
+        L.append("        public var fieldNumber: UInt32 {")
+        L.append("            switch self {")
+        for f in members:
+            L.append(f"            case .{ident(lower_camel(f.name))}: return {f.number}")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// The member's name in Apple's schema, e.g. \"batchedMatmul\".")
+        L.append("        public var typeName: String {")
+        L.append("            switch self {")
+        for f in members:
+            L.append(f"            case .{ident(lower_camel(f.name))}: return \"{f.name}\"")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// Apple's name of the member with field number `fieldNumber`; nil for other numbers.")
+        L.append("        public static func typeName(fieldNumber: UInt32) -> String? {")
+        L.append("            switch fieldNumber {")
+        for f in members:
+            L.append(f"            case {f.number}: return \"{f.name}\"")
+        L.append("            default: return nil")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// Field numbers of every member, ascending.")
+        L.append("        public static let fieldNumbers: [UInt32] = [")
+        nums = sorted(f.number for f in members)
+        for i in range(0, len(nums), 12):
+            L.append("            " + ", ".join(str(x) for x in nums[i:i + 12]) + ",")
+        L.append("        ]")
+        L.append("")
+        L.append("        /// The member whose parameters message has no fields (copy, sin, addBroadcastable, …),")
+        L.append("        /// by field number; nil for any other field number.")
+        L.append("        public static func parameterless(fieldNumber: UInt32) -> LayerParameters? {")
+        L.append("            switch fieldNumber {")
+        for f in members:
+            m = self.s.messages[f.type_name.lstrip(".")][0]
+            if not m.field and f.type_name.lstrip(".") not in REUSE:
+                t = swift_type_name(f.type_name.lstrip("."))
+                L.append(f"            case {f.number}: return .{ident(lower_camel(f.name))}({t}())")
+        L.append("            default: return nil")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// Decodes member `fieldNumber` of the layer message `r` (nil if it is not a member or not set).")
+        L.append("        static func read(fieldNumber: UInt32, _ r: CReader) throws -> LayerParameters? {")
+        L.append("            switch fieldNumber {")
+        for f in members:
+            t = swift_type_name(f.type_name.lstrip("."))
+            L.append(f"            case {f.number}: return try r.message({f.number}, as: {t}.self).map {{ .{ident(lower_camel(f.name))}($0) }}")
+        L.append("            default: return nil")
+        L.append("            }")
+        L.append("        }")
+        L.append("")
+        L.append("        /// Sets this member on the layer message under construction.")
+        L.append("        func write(to w: CWriter) throws {")
+        L.append("            switch self {")
+        for f in members:
+            L.append(f"            case let .{ident(lower_camel(f.name))}(v): try w.set({f.number}, message: v)")
+        L.append("            }")
+        L.append("        }")
+        L.append("    }")
+        L.append("}")
+        return "\n".join(L) + "\n"
 
     def classical_body(self):
         model, _, _ = self.s.messages[f"{PACKAGE}.Model"]
@@ -479,6 +695,8 @@ def main():
     hs = proto_hash(SELECTED_INPUTS)
     for proto, swift, roots in GENERATED_SELECTED:
         files[swift] = render(gen.proto_file_body(proto, collisions, roots), hs, SELECTED_INPUTS)
+    files["NeuralNetwork.swift"] = render(gen.nn_body(collisions), h)
+    files["LayerParameters.swift"] = render(gen.layer_parameters_body(), h)
     stale = []
     os.makedirs(OUT_DIR, exist_ok=True)
     for name, text in files.items():

@@ -1312,6 +1312,681 @@ void   core_ml__specification__neural_network_layer__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__neural_network_layer__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__branch_layer_params__init
+                     (CoreML__Specification__BranchLayerParams         *message)
+{
+  static const CoreML__Specification__BranchLayerParams init_value = CORE_ML__SPECIFICATION__BRANCH_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__branch_layer_params__get_packed_size
+                     (const CoreML__Specification__BranchLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__branch_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__branch_layer_params__pack
+                     (const CoreML__Specification__BranchLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__branch_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__branch_layer_params__pack_to_buffer
+                     (const CoreML__Specification__BranchLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__branch_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BranchLayerParams *
+       core_ml__specification__branch_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BranchLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__branch_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__branch_layer_params__free_unpacked
+                     (CoreML__Specification__BranchLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__branch_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__loop_layer_params__init
+                     (CoreML__Specification__LoopLayerParams         *message)
+{
+  static const CoreML__Specification__LoopLayerParams init_value = CORE_ML__SPECIFICATION__LOOP_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__loop_layer_params__get_packed_size
+                     (const CoreML__Specification__LoopLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__loop_layer_params__pack
+                     (const CoreML__Specification__LoopLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__loop_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LoopLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LoopLayerParams *
+       core_ml__specification__loop_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LoopLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__loop_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__loop_layer_params__free_unpacked
+                     (CoreML__Specification__LoopLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__loop_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__loop_break_layer_params__init
+                     (CoreML__Specification__LoopBreakLayerParams         *message)
+{
+  static const CoreML__Specification__LoopBreakLayerParams init_value = CORE_ML__SPECIFICATION__LOOP_BREAK_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__loop_break_layer_params__get_packed_size
+                     (const CoreML__Specification__LoopBreakLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_break_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__loop_break_layer_params__pack
+                     (const CoreML__Specification__LoopBreakLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_break_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__loop_break_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LoopBreakLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_break_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LoopBreakLayerParams *
+       core_ml__specification__loop_break_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LoopBreakLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__loop_break_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__loop_break_layer_params__free_unpacked
+                     (CoreML__Specification__LoopBreakLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__loop_break_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__loop_continue_layer_params__init
+                     (CoreML__Specification__LoopContinueLayerParams         *message)
+{
+  static const CoreML__Specification__LoopContinueLayerParams init_value = CORE_ML__SPECIFICATION__LOOP_CONTINUE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__loop_continue_layer_params__get_packed_size
+                     (const CoreML__Specification__LoopContinueLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_continue_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__loop_continue_layer_params__pack
+                     (const CoreML__Specification__LoopContinueLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_continue_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__loop_continue_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LoopContinueLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__loop_continue_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LoopContinueLayerParams *
+       core_ml__specification__loop_continue_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LoopContinueLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__loop_continue_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__loop_continue_layer_params__free_unpacked
+                     (CoreML__Specification__LoopContinueLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__loop_continue_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__copy_layer_params__init
+                     (CoreML__Specification__CopyLayerParams         *message)
+{
+  static const CoreML__Specification__CopyLayerParams init_value = CORE_ML__SPECIFICATION__COPY_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__copy_layer_params__get_packed_size
+                     (const CoreML__Specification__CopyLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__copy_layer_params__pack
+                     (const CoreML__Specification__CopyLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__copy_layer_params__pack_to_buffer
+                     (const CoreML__Specification__CopyLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CopyLayerParams *
+       core_ml__specification__copy_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CopyLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__copy_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__copy_layer_params__free_unpacked
+                     (CoreML__Specification__CopyLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__greater_than_layer_params__init
+                     (CoreML__Specification__GreaterThanLayerParams         *message)
+{
+  static const CoreML__Specification__GreaterThanLayerParams init_value = CORE_ML__SPECIFICATION__GREATER_THAN_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__greater_than_layer_params__get_packed_size
+                     (const CoreML__Specification__GreaterThanLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_than_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__greater_than_layer_params__pack
+                     (const CoreML__Specification__GreaterThanLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_than_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__greater_than_layer_params__pack_to_buffer
+                     (const CoreML__Specification__GreaterThanLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_than_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__GreaterThanLayerParams *
+       core_ml__specification__greater_than_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__GreaterThanLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__greater_than_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__greater_than_layer_params__free_unpacked
+                     (CoreML__Specification__GreaterThanLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__greater_than_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__greater_equal_layer_params__init
+                     (CoreML__Specification__GreaterEqualLayerParams         *message)
+{
+  static const CoreML__Specification__GreaterEqualLayerParams init_value = CORE_ML__SPECIFICATION__GREATER_EQUAL_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__greater_equal_layer_params__get_packed_size
+                     (const CoreML__Specification__GreaterEqualLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_equal_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__greater_equal_layer_params__pack
+                     (const CoreML__Specification__GreaterEqualLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_equal_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__greater_equal_layer_params__pack_to_buffer
+                     (const CoreML__Specification__GreaterEqualLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__greater_equal_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__GreaterEqualLayerParams *
+       core_ml__specification__greater_equal_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__GreaterEqualLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__greater_equal_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__greater_equal_layer_params__free_unpacked
+                     (CoreML__Specification__GreaterEqualLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__greater_equal_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__less_than_layer_params__init
+                     (CoreML__Specification__LessThanLayerParams         *message)
+{
+  static const CoreML__Specification__LessThanLayerParams init_value = CORE_ML__SPECIFICATION__LESS_THAN_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__less_than_layer_params__get_packed_size
+                     (const CoreML__Specification__LessThanLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_than_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__less_than_layer_params__pack
+                     (const CoreML__Specification__LessThanLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_than_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__less_than_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LessThanLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_than_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LessThanLayerParams *
+       core_ml__specification__less_than_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LessThanLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__less_than_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__less_than_layer_params__free_unpacked
+                     (CoreML__Specification__LessThanLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__less_than_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__less_equal_layer_params__init
+                     (CoreML__Specification__LessEqualLayerParams         *message)
+{
+  static const CoreML__Specification__LessEqualLayerParams init_value = CORE_ML__SPECIFICATION__LESS_EQUAL_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__less_equal_layer_params__get_packed_size
+                     (const CoreML__Specification__LessEqualLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_equal_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__less_equal_layer_params__pack
+                     (const CoreML__Specification__LessEqualLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_equal_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__less_equal_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LessEqualLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__less_equal_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LessEqualLayerParams *
+       core_ml__specification__less_equal_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LessEqualLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__less_equal_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__less_equal_layer_params__free_unpacked
+                     (CoreML__Specification__LessEqualLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__less_equal_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__equal_layer_params__init
+                     (CoreML__Specification__EqualLayerParams         *message)
+{
+  static const CoreML__Specification__EqualLayerParams init_value = CORE_ML__SPECIFICATION__EQUAL_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__equal_layer_params__get_packed_size
+                     (const CoreML__Specification__EqualLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__equal_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__equal_layer_params__pack
+                     (const CoreML__Specification__EqualLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__equal_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__equal_layer_params__pack_to_buffer
+                     (const CoreML__Specification__EqualLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__equal_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__EqualLayerParams *
+       core_ml__specification__equal_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__EqualLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__equal_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__equal_layer_params__free_unpacked
+                     (CoreML__Specification__EqualLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__equal_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__not_equal_layer_params__init
+                     (CoreML__Specification__NotEqualLayerParams         *message)
+{
+  static const CoreML__Specification__NotEqualLayerParams init_value = CORE_ML__SPECIFICATION__NOT_EQUAL_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__not_equal_layer_params__get_packed_size
+                     (const CoreML__Specification__NotEqualLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__not_equal_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__not_equal_layer_params__pack
+                     (const CoreML__Specification__NotEqualLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__not_equal_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__not_equal_layer_params__pack_to_buffer
+                     (const CoreML__Specification__NotEqualLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__not_equal_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__NotEqualLayerParams *
+       core_ml__specification__not_equal_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__NotEqualLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__not_equal_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__not_equal_layer_params__free_unpacked
+                     (CoreML__Specification__NotEqualLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__not_equal_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__logical_and_layer_params__init
+                     (CoreML__Specification__LogicalAndLayerParams         *message)
+{
+  static const CoreML__Specification__LogicalAndLayerParams init_value = CORE_ML__SPECIFICATION__LOGICAL_AND_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__logical_and_layer_params__get_packed_size
+                     (const CoreML__Specification__LogicalAndLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_and_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__logical_and_layer_params__pack
+                     (const CoreML__Specification__LogicalAndLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_and_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__logical_and_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LogicalAndLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_and_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LogicalAndLayerParams *
+       core_ml__specification__logical_and_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LogicalAndLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__logical_and_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__logical_and_layer_params__free_unpacked
+                     (CoreML__Specification__LogicalAndLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__logical_and_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__logical_or_layer_params__init
+                     (CoreML__Specification__LogicalOrLayerParams         *message)
+{
+  static const CoreML__Specification__LogicalOrLayerParams init_value = CORE_ML__SPECIFICATION__LOGICAL_OR_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__logical_or_layer_params__get_packed_size
+                     (const CoreML__Specification__LogicalOrLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_or_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__logical_or_layer_params__pack
+                     (const CoreML__Specification__LogicalOrLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_or_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__logical_or_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LogicalOrLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_or_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LogicalOrLayerParams *
+       core_ml__specification__logical_or_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LogicalOrLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__logical_or_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__logical_or_layer_params__free_unpacked
+                     (CoreML__Specification__LogicalOrLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__logical_or_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__logical_xor_layer_params__init
+                     (CoreML__Specification__LogicalXorLayerParams         *message)
+{
+  static const CoreML__Specification__LogicalXorLayerParams init_value = CORE_ML__SPECIFICATION__LOGICAL_XOR_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__logical_xor_layer_params__get_packed_size
+                     (const CoreML__Specification__LogicalXorLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_xor_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__logical_xor_layer_params__pack
+                     (const CoreML__Specification__LogicalXorLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_xor_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__logical_xor_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LogicalXorLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_xor_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LogicalXorLayerParams *
+       core_ml__specification__logical_xor_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LogicalXorLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__logical_xor_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__logical_xor_layer_params__free_unpacked
+                     (CoreML__Specification__LogicalXorLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__logical_xor_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__logical_not_layer_params__init
+                     (CoreML__Specification__LogicalNotLayerParams         *message)
+{
+  static const CoreML__Specification__LogicalNotLayerParams init_value = CORE_ML__SPECIFICATION__LOGICAL_NOT_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__logical_not_layer_params__get_packed_size
+                     (const CoreML__Specification__LogicalNotLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_not_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__logical_not_layer_params__pack
+                     (const CoreML__Specification__LogicalNotLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_not_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__logical_not_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LogicalNotLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__logical_not_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LogicalNotLayerParams *
+       core_ml__specification__logical_not_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LogicalNotLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__logical_not_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__logical_not_layer_params__free_unpacked
+                     (CoreML__Specification__LogicalNotLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__logical_not_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   core_ml__specification__border_amounts__edge_sizes__init
                      (CoreML__Specification__BorderAmounts__EdgeSizes         *message)
 {
@@ -1496,6 +2171,51 @@ void   core_ml__specification__sampling_mode__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__sampling_mode__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__box_coordinates_mode__init
+                     (CoreML__Specification__BoxCoordinatesMode         *message)
+{
+  static const CoreML__Specification__BoxCoordinatesMode init_value = CORE_ML__SPECIFICATION__BOX_COORDINATES_MODE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__box_coordinates_mode__get_packed_size
+                     (const CoreML__Specification__BoxCoordinatesMode *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__box_coordinates_mode__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__box_coordinates_mode__pack
+                     (const CoreML__Specification__BoxCoordinatesMode *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__box_coordinates_mode__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__box_coordinates_mode__pack_to_buffer
+                     (const CoreML__Specification__BoxCoordinatesMode *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__box_coordinates_mode__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BoxCoordinatesMode *
+       core_ml__specification__box_coordinates_mode__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BoxCoordinatesMode *)
+     protobuf_c_message_unpack (&core_ml__specification__box_coordinates_mode__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__box_coordinates_mode__free_unpacked
+                     (CoreML__Specification__BoxCoordinatesMode *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__box_coordinates_mode__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__weight_params__init
@@ -1721,6 +2441,51 @@ void   core_ml__specification__convolution_layer_params__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__convolution_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__convolution3_dlayer_params__init
+                     (CoreML__Specification__Convolution3DLayerParams         *message)
+{
+  static const CoreML__Specification__Convolution3DLayerParams init_value = CORE_ML__SPECIFICATION__CONVOLUTION3_DLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__convolution3_dlayer_params__get_packed_size
+                     (const CoreML__Specification__Convolution3DLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__convolution3_dlayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__convolution3_dlayer_params__pack
+                     (const CoreML__Specification__Convolution3DLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__convolution3_dlayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__convolution3_dlayer_params__pack_to_buffer
+                     (const CoreML__Specification__Convolution3DLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__convolution3_dlayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Convolution3DLayerParams *
+       core_ml__specification__convolution3_dlayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Convolution3DLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__convolution3_dlayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__convolution3_dlayer_params__free_unpacked
+                     (CoreML__Specification__Convolution3DLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__convolution3_dlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__inner_product_layer_params__init
@@ -1952,6 +2717,96 @@ void   core_ml__specification__pooling_layer_params__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__pooling_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__pooling3_dlayer_params__init
+                     (CoreML__Specification__Pooling3DLayerParams         *message)
+{
+  static const CoreML__Specification__Pooling3DLayerParams init_value = CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__pooling3_dlayer_params__get_packed_size
+                     (const CoreML__Specification__Pooling3DLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__pooling3_dlayer_params__pack
+                     (const CoreML__Specification__Pooling3DLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__pooling3_dlayer_params__pack_to_buffer
+                     (const CoreML__Specification__Pooling3DLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__Pooling3DLayerParams *
+       core_ml__specification__pooling3_dlayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__Pooling3DLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__pooling3_dlayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__pooling3_dlayer_params__free_unpacked
+                     (CoreML__Specification__Pooling3DLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__pooling3_dlayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__global_pooling3_dlayer_params__init
+                     (CoreML__Specification__GlobalPooling3DLayerParams         *message)
+{
+  static const CoreML__Specification__GlobalPooling3DLayerParams init_value = CORE_ML__SPECIFICATION__GLOBAL_POOLING3_DLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__global_pooling3_dlayer_params__get_packed_size
+                     (const CoreML__Specification__GlobalPooling3DLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__global_pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__global_pooling3_dlayer_params__pack
+                     (const CoreML__Specification__GlobalPooling3DLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__global_pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__global_pooling3_dlayer_params__pack_to_buffer
+                     (const CoreML__Specification__GlobalPooling3DLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__global_pooling3_dlayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__GlobalPooling3DLayerParams *
+       core_ml__specification__global_pooling3_dlayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__GlobalPooling3DLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__global_pooling3_dlayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__global_pooling3_dlayer_params__free_unpacked
+                     (CoreML__Specification__GlobalPooling3DLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__global_pooling3_dlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__padding_layer_params__padding_constant__init
@@ -2420,6 +3275,51 @@ void   core_ml__specification__resize_bilinear_layer_params__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__resize_bilinear_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__crop_resize_layer_params__init
+                     (CoreML__Specification__CropResizeLayerParams         *message)
+{
+  static const CoreML__Specification__CropResizeLayerParams init_value = CORE_ML__SPECIFICATION__CROP_RESIZE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__crop_resize_layer_params__get_packed_size
+                     (const CoreML__Specification__CropResizeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__crop_resize_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__crop_resize_layer_params__pack
+                     (const CoreML__Specification__CropResizeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__crop_resize_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__crop_resize_layer_params__pack_to_buffer
+                     (const CoreML__Specification__CropResizeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__crop_resize_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CropResizeLayerParams *
+       core_ml__specification__crop_resize_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CropResizeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__crop_resize_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__crop_resize_layer_params__free_unpacked
+                     (CoreML__Specification__CropResizeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__crop_resize_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__bias_layer_params__init
@@ -3514,319 +4414,499 @@ void   core_ml__specification__custom_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__custom_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__copy_layer_params__init
-                     (CoreML__Specification__CopyLayerParams         *message)
+void   core_ml__specification__transpose_layer_params__init
+                     (CoreML__Specification__TransposeLayerParams         *message)
 {
-  static const CoreML__Specification__CopyLayerParams init_value = CORE_ML__SPECIFICATION__COPY_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__TransposeLayerParams init_value = CORE_ML__SPECIFICATION__TRANSPOSE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__copy_layer_params__get_packed_size
-                     (const CoreML__Specification__CopyLayerParams *message)
+size_t core_ml__specification__transpose_layer_params__get_packed_size
+                     (const CoreML__Specification__TransposeLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__copy_layer_params__pack
-                     (const CoreML__Specification__CopyLayerParams *message,
+size_t core_ml__specification__transpose_layer_params__pack
+                     (const CoreML__Specification__TransposeLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__copy_layer_params__pack_to_buffer
-                     (const CoreML__Specification__CopyLayerParams *message,
+size_t core_ml__specification__transpose_layer_params__pack_to_buffer
+                     (const CoreML__Specification__TransposeLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__CopyLayerParams *
-       core_ml__specification__copy_layer_params__unpack
+CoreML__Specification__TransposeLayerParams *
+       core_ml__specification__transpose_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__CopyLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__copy_layer_params__descriptor,
+  return (CoreML__Specification__TransposeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__transpose_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__copy_layer_params__free_unpacked
-                     (CoreML__Specification__CopyLayerParams *message,
+void   core_ml__specification__transpose_layer_params__free_unpacked
+                     (CoreML__Specification__TransposeLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__copy_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__clip_layer_params__init
-                     (CoreML__Specification__ClipLayerParams         *message)
+void   core_ml__specification__batched_mat_mul_layer_params__init
+                     (CoreML__Specification__BatchedMatMulLayerParams         *message)
 {
-  static const CoreML__Specification__ClipLayerParams init_value = CORE_ML__SPECIFICATION__CLIP_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__BatchedMatMulLayerParams init_value = CORE_ML__SPECIFICATION__BATCHED_MAT_MUL_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__clip_layer_params__get_packed_size
-                     (const CoreML__Specification__ClipLayerParams *message)
+size_t core_ml__specification__batched_mat_mul_layer_params__get_packed_size
+                     (const CoreML__Specification__BatchedMatMulLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__clip_layer_params__pack
-                     (const CoreML__Specification__ClipLayerParams *message,
+size_t core_ml__specification__batched_mat_mul_layer_params__pack
+                     (const CoreML__Specification__BatchedMatMulLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__clip_layer_params__pack_to_buffer
-                     (const CoreML__Specification__ClipLayerParams *message,
+size_t core_ml__specification__batched_mat_mul_layer_params__pack_to_buffer
+                     (const CoreML__Specification__BatchedMatMulLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__ClipLayerParams *
-       core_ml__specification__clip_layer_params__unpack
+CoreML__Specification__BatchedMatMulLayerParams *
+       core_ml__specification__batched_mat_mul_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__ClipLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__clip_layer_params__descriptor,
+  return (CoreML__Specification__BatchedMatMulLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__batched_mat_mul_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__clip_layer_params__free_unpacked
-                     (CoreML__Specification__ClipLayerParams *message,
+void   core_ml__specification__batched_mat_mul_layer_params__free_unpacked
+                     (CoreML__Specification__BatchedMatMulLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__ceil_layer_params__init
-                     (CoreML__Specification__CeilLayerParams         *message)
+void   core_ml__specification__concat_ndlayer_params__init
+                     (CoreML__Specification__ConcatNDLayerParams         *message)
 {
-  static const CoreML__Specification__CeilLayerParams init_value = CORE_ML__SPECIFICATION__CEIL_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__ConcatNDLayerParams init_value = CORE_ML__SPECIFICATION__CONCAT_NDLAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__ceil_layer_params__get_packed_size
-                     (const CoreML__Specification__CeilLayerParams *message)
+size_t core_ml__specification__concat_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__ConcatNDLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__ceil_layer_params__pack
-                     (const CoreML__Specification__CeilLayerParams *message,
+size_t core_ml__specification__concat_ndlayer_params__pack
+                     (const CoreML__Specification__ConcatNDLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__ceil_layer_params__pack_to_buffer
-                     (const CoreML__Specification__CeilLayerParams *message,
+size_t core_ml__specification__concat_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__ConcatNDLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__CeilLayerParams *
-       core_ml__specification__ceil_layer_params__unpack
+CoreML__Specification__ConcatNDLayerParams *
+       core_ml__specification__concat_ndlayer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__CeilLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__ceil_layer_params__descriptor,
+  return (CoreML__Specification__ConcatNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__concat_ndlayer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__ceil_layer_params__free_unpacked
-                     (CoreML__Specification__CeilLayerParams *message,
+void   core_ml__specification__concat_ndlayer_params__free_unpacked
+                     (CoreML__Specification__ConcatNDLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__floor_layer_params__init
-                     (CoreML__Specification__FloorLayerParams         *message)
+void   core_ml__specification__softmax_ndlayer_params__init
+                     (CoreML__Specification__SoftmaxNDLayerParams         *message)
 {
-  static const CoreML__Specification__FloorLayerParams init_value = CORE_ML__SPECIFICATION__FLOOR_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__SoftmaxNDLayerParams init_value = CORE_ML__SPECIFICATION__SOFTMAX_NDLAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__floor_layer_params__get_packed_size
-                     (const CoreML__Specification__FloorLayerParams *message)
+size_t core_ml__specification__softmax_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__SoftmaxNDLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__floor_layer_params__pack
-                     (const CoreML__Specification__FloorLayerParams *message,
+size_t core_ml__specification__softmax_ndlayer_params__pack
+                     (const CoreML__Specification__SoftmaxNDLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__floor_layer_params__pack_to_buffer
-                     (const CoreML__Specification__FloorLayerParams *message,
+size_t core_ml__specification__softmax_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__SoftmaxNDLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__FloorLayerParams *
-       core_ml__specification__floor_layer_params__unpack
+CoreML__Specification__SoftmaxNDLayerParams *
+       core_ml__specification__softmax_ndlayer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__FloorLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__floor_layer_params__descriptor,
+  return (CoreML__Specification__SoftmaxNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__softmax_ndlayer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__floor_layer_params__free_unpacked
-                     (CoreML__Specification__FloorLayerParams *message,
+void   core_ml__specification__softmax_ndlayer_params__free_unpacked
+                     (CoreML__Specification__SoftmaxNDLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__sign_layer_params__init
-                     (CoreML__Specification__SignLayerParams         *message)
+void   core_ml__specification__reverse_layer_params__init
+                     (CoreML__Specification__ReverseLayerParams         *message)
 {
-  static const CoreML__Specification__SignLayerParams init_value = CORE_ML__SPECIFICATION__SIGN_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__ReverseLayerParams init_value = CORE_ML__SPECIFICATION__REVERSE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__sign_layer_params__get_packed_size
-                     (const CoreML__Specification__SignLayerParams *message)
+size_t core_ml__specification__reverse_layer_params__get_packed_size
+                     (const CoreML__Specification__ReverseLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__sign_layer_params__pack
-                     (const CoreML__Specification__SignLayerParams *message,
+size_t core_ml__specification__reverse_layer_params__pack
+                     (const CoreML__Specification__ReverseLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__sign_layer_params__pack_to_buffer
-                     (const CoreML__Specification__SignLayerParams *message,
+size_t core_ml__specification__reverse_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ReverseLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__SignLayerParams *
-       core_ml__specification__sign_layer_params__unpack
+CoreML__Specification__ReverseLayerParams *
+       core_ml__specification__reverse_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__SignLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__sign_layer_params__descriptor,
+  return (CoreML__Specification__ReverseLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__reverse_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__sign_layer_params__free_unpacked
-                     (CoreML__Specification__SignLayerParams *message,
+void   core_ml__specification__reverse_layer_params__free_unpacked
+                     (CoreML__Specification__ReverseLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__round_layer_params__init
-                     (CoreML__Specification__RoundLayerParams         *message)
+void   core_ml__specification__reverse_seq_layer_params__init
+                     (CoreML__Specification__ReverseSeqLayerParams         *message)
 {
-  static const CoreML__Specification__RoundLayerParams init_value = CORE_ML__SPECIFICATION__ROUND_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__ReverseSeqLayerParams init_value = CORE_ML__SPECIFICATION__REVERSE_SEQ_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__round_layer_params__get_packed_size
-                     (const CoreML__Specification__RoundLayerParams *message)
+size_t core_ml__specification__reverse_seq_layer_params__get_packed_size
+                     (const CoreML__Specification__ReverseSeqLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_seq_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__round_layer_params__pack
-                     (const CoreML__Specification__RoundLayerParams *message,
+size_t core_ml__specification__reverse_seq_layer_params__pack
+                     (const CoreML__Specification__ReverseSeqLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_seq_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__round_layer_params__pack_to_buffer
-                     (const CoreML__Specification__RoundLayerParams *message,
+size_t core_ml__specification__reverse_seq_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ReverseSeqLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_seq_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__RoundLayerParams *
-       core_ml__specification__round_layer_params__unpack
+CoreML__Specification__ReverseSeqLayerParams *
+       core_ml__specification__reverse_seq_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__RoundLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__round_layer_params__descriptor,
+  return (CoreML__Specification__ReverseSeqLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__reverse_seq_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__round_layer_params__free_unpacked
-                     (CoreML__Specification__RoundLayerParams *message,
+void   core_ml__specification__reverse_seq_layer_params__free_unpacked
+                     (CoreML__Specification__ReverseSeqLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__reverse_seq_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__exp2_layer_params__init
-                     (CoreML__Specification__Exp2LayerParams         *message)
+void   core_ml__specification__load_constant_ndlayer_params__init
+                     (CoreML__Specification__LoadConstantNDLayerParams         *message)
 {
-  static const CoreML__Specification__Exp2LayerParams init_value = CORE_ML__SPECIFICATION__EXP2_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__LoadConstantNDLayerParams init_value = CORE_ML__SPECIFICATION__LOAD_CONSTANT_NDLAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__exp2_layer_params__get_packed_size
-                     (const CoreML__Specification__Exp2LayerParams *message)
+size_t core_ml__specification__load_constant_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__LoadConstantNDLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__exp2_layer_params__pack
-                     (const CoreML__Specification__Exp2LayerParams *message,
+size_t core_ml__specification__load_constant_ndlayer_params__pack
+                     (const CoreML__Specification__LoadConstantNDLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__exp2_layer_params__pack_to_buffer
-                     (const CoreML__Specification__Exp2LayerParams *message,
+size_t core_ml__specification__load_constant_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__LoadConstantNDLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__Exp2LayerParams *
-       core_ml__specification__exp2_layer_params__unpack
+CoreML__Specification__LoadConstantNDLayerParams *
+       core_ml__specification__load_constant_ndlayer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__Exp2LayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__exp2_layer_params__descriptor,
+  return (CoreML__Specification__LoadConstantNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__load_constant_ndlayer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__exp2_layer_params__free_unpacked
-                     (CoreML__Specification__Exp2LayerParams *message,
+void   core_ml__specification__load_constant_ndlayer_params__free_unpacked
+                     (CoreML__Specification__LoadConstantNDLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__fill_like_layer_params__init
+                     (CoreML__Specification__FillLikeLayerParams         *message)
+{
+  static const CoreML__Specification__FillLikeLayerParams init_value = CORE_ML__SPECIFICATION__FILL_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__fill_like_layer_params__get_packed_size
+                     (const CoreML__Specification__FillLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__fill_like_layer_params__pack
+                     (const CoreML__Specification__FillLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__fill_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__FillLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FillLikeLayerParams *
+       core_ml__specification__fill_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FillLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__fill_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__fill_like_layer_params__free_unpacked
+                     (CoreML__Specification__FillLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__fill_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__fill_static_layer_params__init
+                     (CoreML__Specification__FillStaticLayerParams         *message)
+{
+  static const CoreML__Specification__FillStaticLayerParams init_value = CORE_ML__SPECIFICATION__FILL_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__fill_static_layer_params__get_packed_size
+                     (const CoreML__Specification__FillStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__fill_static_layer_params__pack
+                     (const CoreML__Specification__FillStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__fill_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__FillStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FillStaticLayerParams *
+       core_ml__specification__fill_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FillStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__fill_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__fill_static_layer_params__free_unpacked
+                     (CoreML__Specification__FillStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__fill_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__fill_dynamic_layer_params__init
+                     (CoreML__Specification__FillDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__FillDynamicLayerParams init_value = CORE_ML__SPECIFICATION__FILL_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__fill_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__FillDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__fill_dynamic_layer_params__pack
+                     (const CoreML__Specification__FillDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__fill_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__FillDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__fill_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FillDynamicLayerParams *
+       core_ml__specification__fill_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FillDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__fill_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__fill_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__FillDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__fill_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__where_broadcastable_layer_params__init
+                     (CoreML__Specification__WhereBroadcastableLayerParams         *message)
+{
+  static const CoreML__Specification__WhereBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__WHERE_BROADCASTABLE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__where_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__WhereBroadcastableLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__where_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__where_broadcastable_layer_params__pack
+                     (const CoreML__Specification__WhereBroadcastableLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__where_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__where_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__WhereBroadcastableLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__where_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__WhereBroadcastableLayerParams *
+       core_ml__specification__where_broadcastable_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__WhereBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__where_broadcastable_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__where_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__WhereBroadcastableLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__where_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__sin_layer_params__init
@@ -4369,184 +5449,409 @@ void   core_ml__specification__atanh_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__atanh_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__erf_layer_params__init
-                     (CoreML__Specification__ErfLayerParams         *message)
+void   core_ml__specification__pow_broadcastable_layer_params__init
+                     (CoreML__Specification__PowBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__ErfLayerParams init_value = CORE_ML__SPECIFICATION__ERF_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__PowBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__POW_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__erf_layer_params__get_packed_size
-                     (const CoreML__Specification__ErfLayerParams *message)
+size_t core_ml__specification__pow_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__PowBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__erf_layer_params__pack
-                     (const CoreML__Specification__ErfLayerParams *message,
+size_t core_ml__specification__pow_broadcastable_layer_params__pack
+                     (const CoreML__Specification__PowBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__erf_layer_params__pack_to_buffer
-                     (const CoreML__Specification__ErfLayerParams *message,
+size_t core_ml__specification__pow_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__PowBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__ErfLayerParams *
-       core_ml__specification__erf_layer_params__unpack
+CoreML__Specification__PowBroadcastableLayerParams *
+       core_ml__specification__pow_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__ErfLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__erf_layer_params__descriptor,
+  return (CoreML__Specification__PowBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__pow_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__erf_layer_params__free_unpacked
-                     (CoreML__Specification__ErfLayerParams *message,
+void   core_ml__specification__pow_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__PowBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__gelu_layer_params__init
-                     (CoreML__Specification__GeluLayerParams         *message)
+void   core_ml__specification__exp2_layer_params__init
+                     (CoreML__Specification__Exp2LayerParams         *message)
 {
-  static const CoreML__Specification__GeluLayerParams init_value = CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__Exp2LayerParams init_value = CORE_ML__SPECIFICATION__EXP2_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__gelu_layer_params__get_packed_size
-                     (const CoreML__Specification__GeluLayerParams *message)
+size_t core_ml__specification__exp2_layer_params__get_packed_size
+                     (const CoreML__Specification__Exp2LayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__gelu_layer_params__pack
-                     (const CoreML__Specification__GeluLayerParams *message,
+size_t core_ml__specification__exp2_layer_params__pack
+                     (const CoreML__Specification__Exp2LayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__gelu_layer_params__pack_to_buffer
-                     (const CoreML__Specification__GeluLayerParams *message,
+size_t core_ml__specification__exp2_layer_params__pack_to_buffer
+                     (const CoreML__Specification__Exp2LayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__GeluLayerParams *
-       core_ml__specification__gelu_layer_params__unpack
+CoreML__Specification__Exp2LayerParams *
+       core_ml__specification__exp2_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__GeluLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__gelu_layer_params__descriptor,
+  return (CoreML__Specification__Exp2LayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__exp2_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__gelu_layer_params__free_unpacked
-                     (CoreML__Specification__GeluLayerParams *message,
+void   core_ml__specification__exp2_layer_params__free_unpacked
+                     (CoreML__Specification__Exp2LayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__exp2_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__min_broadcastable_layer_params__init
-                     (CoreML__Specification__MinBroadcastableLayerParams         *message)
+void   core_ml__specification__where_non_zero_layer_params__init
+                     (CoreML__Specification__WhereNonZeroLayerParams         *message)
 {
-  static const CoreML__Specification__MinBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MIN_BROADCASTABLE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__WhereNonZeroLayerParams init_value = CORE_ML__SPECIFICATION__WHERE_NON_ZERO_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__min_broadcastable_layer_params__get_packed_size
-                     (const CoreML__Specification__MinBroadcastableLayerParams *message)
+size_t core_ml__specification__where_non_zero_layer_params__get_packed_size
+                     (const CoreML__Specification__WhereNonZeroLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__where_non_zero_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__min_broadcastable_layer_params__pack
-                     (const CoreML__Specification__MinBroadcastableLayerParams *message,
+size_t core_ml__specification__where_non_zero_layer_params__pack
+                     (const CoreML__Specification__WhereNonZeroLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__where_non_zero_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__min_broadcastable_layer_params__pack_to_buffer
-                     (const CoreML__Specification__MinBroadcastableLayerParams *message,
+size_t core_ml__specification__where_non_zero_layer_params__pack_to_buffer
+                     (const CoreML__Specification__WhereNonZeroLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__where_non_zero_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__MinBroadcastableLayerParams *
-       core_ml__specification__min_broadcastable_layer_params__unpack
+CoreML__Specification__WhereNonZeroLayerParams *
+       core_ml__specification__where_non_zero_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__MinBroadcastableLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__min_broadcastable_layer_params__descriptor,
+  return (CoreML__Specification__WhereNonZeroLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__where_non_zero_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__min_broadcastable_layer_params__free_unpacked
-                     (CoreML__Specification__MinBroadcastableLayerParams *message,
+void   core_ml__specification__where_non_zero_layer_params__free_unpacked
+                     (CoreML__Specification__WhereNonZeroLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__where_non_zero_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__max_broadcastable_layer_params__init
-                     (CoreML__Specification__MaxBroadcastableLayerParams         *message)
+void   core_ml__specification__matrix_band_part_layer_params__init
+                     (CoreML__Specification__MatrixBandPartLayerParams         *message)
 {
-  static const CoreML__Specification__MaxBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MAX_BROADCASTABLE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__MatrixBandPartLayerParams init_value = CORE_ML__SPECIFICATION__MATRIX_BAND_PART_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__max_broadcastable_layer_params__get_packed_size
-                     (const CoreML__Specification__MaxBroadcastableLayerParams *message)
+size_t core_ml__specification__matrix_band_part_layer_params__get_packed_size
+                     (const CoreML__Specification__MatrixBandPartLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__matrix_band_part_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__max_broadcastable_layer_params__pack
-                     (const CoreML__Specification__MaxBroadcastableLayerParams *message,
+size_t core_ml__specification__matrix_band_part_layer_params__pack
+                     (const CoreML__Specification__MatrixBandPartLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__matrix_band_part_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__max_broadcastable_layer_params__pack_to_buffer
-                     (const CoreML__Specification__MaxBroadcastableLayerParams *message,
+size_t core_ml__specification__matrix_band_part_layer_params__pack_to_buffer
+                     (const CoreML__Specification__MatrixBandPartLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__matrix_band_part_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__MaxBroadcastableLayerParams *
-       core_ml__specification__max_broadcastable_layer_params__unpack
+CoreML__Specification__MatrixBandPartLayerParams *
+       core_ml__specification__matrix_band_part_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__MaxBroadcastableLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__max_broadcastable_layer_params__descriptor,
+  return (CoreML__Specification__MatrixBandPartLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__matrix_band_part_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__max_broadcastable_layer_params__free_unpacked
-                     (CoreML__Specification__MaxBroadcastableLayerParams *message,
+void   core_ml__specification__matrix_band_part_layer_params__free_unpacked
+                     (CoreML__Specification__MatrixBandPartLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__matrix_band_part_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__upper_triangular_layer_params__init
+                     (CoreML__Specification__UpperTriangularLayerParams         *message)
+{
+  static const CoreML__Specification__UpperTriangularLayerParams init_value = CORE_ML__SPECIFICATION__UPPER_TRIANGULAR_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__upper_triangular_layer_params__get_packed_size
+                     (const CoreML__Specification__UpperTriangularLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__upper_triangular_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__upper_triangular_layer_params__pack
+                     (const CoreML__Specification__UpperTriangularLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__upper_triangular_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__upper_triangular_layer_params__pack_to_buffer
+                     (const CoreML__Specification__UpperTriangularLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__upper_triangular_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__UpperTriangularLayerParams *
+       core_ml__specification__upper_triangular_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__UpperTriangularLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__upper_triangular_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__upper_triangular_layer_params__free_unpacked
+                     (CoreML__Specification__UpperTriangularLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__upper_triangular_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__lower_triangular_layer_params__init
+                     (CoreML__Specification__LowerTriangularLayerParams         *message)
+{
+  static const CoreML__Specification__LowerTriangularLayerParams init_value = CORE_ML__SPECIFICATION__LOWER_TRIANGULAR_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__lower_triangular_layer_params__get_packed_size
+                     (const CoreML__Specification__LowerTriangularLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__lower_triangular_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__lower_triangular_layer_params__pack
+                     (const CoreML__Specification__LowerTriangularLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__lower_triangular_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__lower_triangular_layer_params__pack_to_buffer
+                     (const CoreML__Specification__LowerTriangularLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__lower_triangular_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__LowerTriangularLayerParams *
+       core_ml__specification__lower_triangular_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__LowerTriangularLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__lower_triangular_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__lower_triangular_layer_params__free_unpacked
+                     (CoreML__Specification__LowerTriangularLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__lower_triangular_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__broadcast_to_like_layer_params__init
+                     (CoreML__Specification__BroadcastToLikeLayerParams         *message)
+{
+  static const CoreML__Specification__BroadcastToLikeLayerParams init_value = CORE_ML__SPECIFICATION__BROADCAST_TO_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__broadcast_to_like_layer_params__get_packed_size
+                     (const CoreML__Specification__BroadcastToLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__broadcast_to_like_layer_params__pack
+                     (const CoreML__Specification__BroadcastToLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__broadcast_to_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__BroadcastToLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BroadcastToLikeLayerParams *
+       core_ml__specification__broadcast_to_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BroadcastToLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__broadcast_to_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__broadcast_to_like_layer_params__free_unpacked
+                     (CoreML__Specification__BroadcastToLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__broadcast_to_static_layer_params__init
+                     (CoreML__Specification__BroadcastToStaticLayerParams         *message)
+{
+  static const CoreML__Specification__BroadcastToStaticLayerParams init_value = CORE_ML__SPECIFICATION__BROADCAST_TO_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__broadcast_to_static_layer_params__get_packed_size
+                     (const CoreML__Specification__BroadcastToStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__broadcast_to_static_layer_params__pack
+                     (const CoreML__Specification__BroadcastToStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__broadcast_to_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__BroadcastToStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BroadcastToStaticLayerParams *
+       core_ml__specification__broadcast_to_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BroadcastToStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__broadcast_to_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__broadcast_to_static_layer_params__free_unpacked
+                     (CoreML__Specification__BroadcastToStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__broadcast_to_dynamic_layer_params__init
+                     (CoreML__Specification__BroadcastToDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__BroadcastToDynamicLayerParams init_value = CORE_ML__SPECIFICATION__BROADCAST_TO_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__broadcast_to_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__BroadcastToDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__broadcast_to_dynamic_layer_params__pack
+                     (const CoreML__Specification__BroadcastToDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__broadcast_to_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__BroadcastToDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__BroadcastToDynamicLayerParams *
+       core_ml__specification__broadcast_to_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__BroadcastToDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__broadcast_to_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__broadcast_to_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__BroadcastToDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__broadcast_to_dynamic_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__add_broadcastable_layer_params__init
@@ -4594,139 +5899,184 @@ void   core_ml__specification__add_broadcastable_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__add_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__pow_broadcastable_layer_params__init
-                     (CoreML__Specification__PowBroadcastableLayerParams         *message)
+void   core_ml__specification__max_broadcastable_layer_params__init
+                     (CoreML__Specification__MaxBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__PowBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__POW_BROADCASTABLE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__MaxBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MAX_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__pow_broadcastable_layer_params__get_packed_size
-                     (const CoreML__Specification__PowBroadcastableLayerParams *message)
+size_t core_ml__specification__max_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__MaxBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__pow_broadcastable_layer_params__pack
-                     (const CoreML__Specification__PowBroadcastableLayerParams *message,
+size_t core_ml__specification__max_broadcastable_layer_params__pack
+                     (const CoreML__Specification__MaxBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__pow_broadcastable_layer_params__pack_to_buffer
-                     (const CoreML__Specification__PowBroadcastableLayerParams *message,
+size_t core_ml__specification__max_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__MaxBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__PowBroadcastableLayerParams *
-       core_ml__specification__pow_broadcastable_layer_params__unpack
+CoreML__Specification__MaxBroadcastableLayerParams *
+       core_ml__specification__max_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__PowBroadcastableLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__pow_broadcastable_layer_params__descriptor,
+  return (CoreML__Specification__MaxBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__max_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__pow_broadcastable_layer_params__free_unpacked
-                     (CoreML__Specification__PowBroadcastableLayerParams *message,
+void   core_ml__specification__max_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__MaxBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__pow_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__max_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__divide_broadcastable_layer_params__init
-                     (CoreML__Specification__DivideBroadcastableLayerParams         *message)
+void   core_ml__specification__min_broadcastable_layer_params__init
+                     (CoreML__Specification__MinBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__DivideBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__DIVIDE_BROADCASTABLE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__MinBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MIN_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__divide_broadcastable_layer_params__get_packed_size
-                     (const CoreML__Specification__DivideBroadcastableLayerParams *message)
+size_t core_ml__specification__min_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__MinBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__divide_broadcastable_layer_params__pack
-                     (const CoreML__Specification__DivideBroadcastableLayerParams *message,
+size_t core_ml__specification__min_broadcastable_layer_params__pack
+                     (const CoreML__Specification__MinBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__divide_broadcastable_layer_params__pack_to_buffer
-                     (const CoreML__Specification__DivideBroadcastableLayerParams *message,
+size_t core_ml__specification__min_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__MinBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__DivideBroadcastableLayerParams *
-       core_ml__specification__divide_broadcastable_layer_params__unpack
+CoreML__Specification__MinBroadcastableLayerParams *
+       core_ml__specification__min_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__DivideBroadcastableLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__divide_broadcastable_layer_params__descriptor,
+  return (CoreML__Specification__MinBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__min_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__divide_broadcastable_layer_params__free_unpacked
-                     (CoreML__Specification__DivideBroadcastableLayerParams *message,
+void   core_ml__specification__min_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__MinBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__min_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__multiply_broadcastable_layer_params__init
-                     (CoreML__Specification__MultiplyBroadcastableLayerParams         *message)
+void   core_ml__specification__mod_broadcastable_layer_params__init
+                     (CoreML__Specification__ModBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__MultiplyBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MULTIPLY_BROADCASTABLE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__ModBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MOD_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__multiply_broadcastable_layer_params__get_packed_size
-                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message)
+size_t core_ml__specification__mod_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__ModBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__mod_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__multiply_broadcastable_layer_params__pack
-                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message,
+size_t core_ml__specification__mod_broadcastable_layer_params__pack
+                     (const CoreML__Specification__ModBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__mod_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__multiply_broadcastable_layer_params__pack_to_buffer
-                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message,
+size_t core_ml__specification__mod_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ModBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__mod_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__MultiplyBroadcastableLayerParams *
-       core_ml__specification__multiply_broadcastable_layer_params__unpack
+CoreML__Specification__ModBroadcastableLayerParams *
+       core_ml__specification__mod_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__MultiplyBroadcastableLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__multiply_broadcastable_layer_params__descriptor,
+  return (CoreML__Specification__ModBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__mod_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__multiply_broadcastable_layer_params__free_unpacked
-                     (CoreML__Specification__MultiplyBroadcastableLayerParams *message,
+void   core_ml__specification__mod_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__ModBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__mod_broadcastable_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__floor_div_broadcastable_layer_params__init
+                     (CoreML__Specification__FloorDivBroadcastableLayerParams         *message)
+{
+  static const CoreML__Specification__FloorDivBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__FLOOR_DIV_BROADCASTABLE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__floor_div_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__FloorDivBroadcastableLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_div_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__floor_div_broadcastable_layer_params__pack
+                     (const CoreML__Specification__FloorDivBroadcastableLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_div_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__floor_div_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__FloorDivBroadcastableLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_div_broadcastable_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FloorDivBroadcastableLayerParams *
+       core_ml__specification__floor_div_broadcastable_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FloorDivBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__floor_div_broadcastable_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__floor_div_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__FloorDivBroadcastableLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__floor_div_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__subtract_broadcastable_layer_params__init
@@ -4774,94 +6124,94 @@ void   core_ml__specification__subtract_broadcastable_layer_params__free_unpacke
   assert(message->base.descriptor == &core_ml__specification__subtract_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__tile_layer_params__init
-                     (CoreML__Specification__TileLayerParams         *message)
+void   core_ml__specification__multiply_broadcastable_layer_params__init
+                     (CoreML__Specification__MultiplyBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__TileLayerParams init_value = CORE_ML__SPECIFICATION__TILE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__MultiplyBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__MULTIPLY_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__tile_layer_params__get_packed_size
-                     (const CoreML__Specification__TileLayerParams *message)
+size_t core_ml__specification__multiply_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__tile_layer_params__pack
-                     (const CoreML__Specification__TileLayerParams *message,
+size_t core_ml__specification__multiply_broadcastable_layer_params__pack
+                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__tile_layer_params__pack_to_buffer
-                     (const CoreML__Specification__TileLayerParams *message,
+size_t core_ml__specification__multiply_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__MultiplyBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__TileLayerParams *
-       core_ml__specification__tile_layer_params__unpack
+CoreML__Specification__MultiplyBroadcastableLayerParams *
+       core_ml__specification__multiply_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__TileLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__tile_layer_params__descriptor,
+  return (CoreML__Specification__MultiplyBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__multiply_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__tile_layer_params__free_unpacked
-                     (CoreML__Specification__TileLayerParams *message,
+void   core_ml__specification__multiply_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__MultiplyBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__multiply_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__stack_layer_params__init
-                     (CoreML__Specification__StackLayerParams         *message)
+void   core_ml__specification__divide_broadcastable_layer_params__init
+                     (CoreML__Specification__DivideBroadcastableLayerParams         *message)
 {
-  static const CoreML__Specification__StackLayerParams init_value = CORE_ML__SPECIFICATION__STACK_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__DivideBroadcastableLayerParams init_value = CORE_ML__SPECIFICATION__DIVIDE_BROADCASTABLE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__stack_layer_params__get_packed_size
-                     (const CoreML__Specification__StackLayerParams *message)
+size_t core_ml__specification__divide_broadcastable_layer_params__get_packed_size
+                     (const CoreML__Specification__DivideBroadcastableLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__stack_layer_params__pack
-                     (const CoreML__Specification__StackLayerParams *message,
+size_t core_ml__specification__divide_broadcastable_layer_params__pack
+                     (const CoreML__Specification__DivideBroadcastableLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__stack_layer_params__pack_to_buffer
-                     (const CoreML__Specification__StackLayerParams *message,
+size_t core_ml__specification__divide_broadcastable_layer_params__pack_to_buffer
+                     (const CoreML__Specification__DivideBroadcastableLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__StackLayerParams *
-       core_ml__specification__stack_layer_params__unpack
+CoreML__Specification__DivideBroadcastableLayerParams *
+       core_ml__specification__divide_broadcastable_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__StackLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__stack_layer_params__descriptor,
+  return (CoreML__Specification__DivideBroadcastableLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__divide_broadcastable_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__stack_layer_params__free_unpacked
-                     (CoreML__Specification__StackLayerParams *message,
+void   core_ml__specification__divide_broadcastable_layer_params__free_unpacked
+                     (CoreML__Specification__DivideBroadcastableLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__divide_broadcastable_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__gather_layer_params__init
@@ -4909,544 +6259,319 @@ void   core_ml__specification__gather_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__gather_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__softmax_ndlayer_params__init
-                     (CoreML__Specification__SoftmaxNDLayerParams         *message)
+void   core_ml__specification__scatter_layer_params__init
+                     (CoreML__Specification__ScatterLayerParams         *message)
 {
-  static const CoreML__Specification__SoftmaxNDLayerParams init_value = CORE_ML__SPECIFICATION__SOFTMAX_NDLAYER_PARAMS__INIT;
+  static const CoreML__Specification__ScatterLayerParams init_value = CORE_ML__SPECIFICATION__SCATTER_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__softmax_ndlayer_params__get_packed_size
-                     (const CoreML__Specification__SoftmaxNDLayerParams *message)
+size_t core_ml__specification__scatter_layer_params__get_packed_size
+                     (const CoreML__Specification__ScatterLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__softmax_ndlayer_params__pack
-                     (const CoreML__Specification__SoftmaxNDLayerParams *message,
+size_t core_ml__specification__scatter_layer_params__pack
+                     (const CoreML__Specification__ScatterLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__softmax_ndlayer_params__pack_to_buffer
-                     (const CoreML__Specification__SoftmaxNDLayerParams *message,
+size_t core_ml__specification__scatter_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ScatterLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__SoftmaxNDLayerParams *
-       core_ml__specification__softmax_ndlayer_params__unpack
+CoreML__Specification__ScatterLayerParams *
+       core_ml__specification__scatter_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__SoftmaxNDLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__softmax_ndlayer_params__descriptor,
+  return (CoreML__Specification__ScatterLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__scatter_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__softmax_ndlayer_params__free_unpacked
-                     (CoreML__Specification__SoftmaxNDLayerParams *message,
+void   core_ml__specification__scatter_layer_params__free_unpacked
+                     (CoreML__Specification__ScatterLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__softmax_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__split_ndlayer_params__init
-                     (CoreML__Specification__SplitNDLayerParams         *message)
+void   core_ml__specification__gather_ndlayer_params__init
+                     (CoreML__Specification__GatherNDLayerParams         *message)
 {
-  static const CoreML__Specification__SplitNDLayerParams init_value = CORE_ML__SPECIFICATION__SPLIT_NDLAYER_PARAMS__INIT;
+  static const CoreML__Specification__GatherNDLayerParams init_value = CORE_ML__SPECIFICATION__GATHER_NDLAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__split_ndlayer_params__get_packed_size
-                     (const CoreML__Specification__SplitNDLayerParams *message)
+size_t core_ml__specification__gather_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__GatherNDLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_ndlayer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__split_ndlayer_params__pack
-                     (const CoreML__Specification__SplitNDLayerParams *message,
+size_t core_ml__specification__gather_ndlayer_params__pack
+                     (const CoreML__Specification__GatherNDLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_ndlayer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__split_ndlayer_params__pack_to_buffer
-                     (const CoreML__Specification__SplitNDLayerParams *message,
+size_t core_ml__specification__gather_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__GatherNDLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_ndlayer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__SplitNDLayerParams *
-       core_ml__specification__split_ndlayer_params__unpack
+CoreML__Specification__GatherNDLayerParams *
+       core_ml__specification__gather_ndlayer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__SplitNDLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__split_ndlayer_params__descriptor,
+  return (CoreML__Specification__GatherNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__gather_ndlayer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__split_ndlayer_params__free_unpacked
-                     (CoreML__Specification__SplitNDLayerParams *message,
+void   core_ml__specification__gather_ndlayer_params__free_unpacked
+                     (CoreML__Specification__GatherNDLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_ndlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__concat_ndlayer_params__init
-                     (CoreML__Specification__ConcatNDLayerParams         *message)
+void   core_ml__specification__scatter_ndlayer_params__init
+                     (CoreML__Specification__ScatterNDLayerParams         *message)
 {
-  static const CoreML__Specification__ConcatNDLayerParams init_value = CORE_ML__SPECIFICATION__CONCAT_NDLAYER_PARAMS__INIT;
+  static const CoreML__Specification__ScatterNDLayerParams init_value = CORE_ML__SPECIFICATION__SCATTER_NDLAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__concat_ndlayer_params__get_packed_size
-                     (const CoreML__Specification__ConcatNDLayerParams *message)
+size_t core_ml__specification__scatter_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__ScatterNDLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_ndlayer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__concat_ndlayer_params__pack
-                     (const CoreML__Specification__ConcatNDLayerParams *message,
+size_t core_ml__specification__scatter_ndlayer_params__pack
+                     (const CoreML__Specification__ScatterNDLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_ndlayer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__concat_ndlayer_params__pack_to_buffer
-                     (const CoreML__Specification__ConcatNDLayerParams *message,
+size_t core_ml__specification__scatter_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__ScatterNDLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_ndlayer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__ConcatNDLayerParams *
-       core_ml__specification__concat_ndlayer_params__unpack
+CoreML__Specification__ScatterNDLayerParams *
+       core_ml__specification__scatter_ndlayer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__ConcatNDLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__concat_ndlayer_params__descriptor,
+  return (CoreML__Specification__ScatterNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__scatter_ndlayer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__concat_ndlayer_params__free_unpacked
-                     (CoreML__Specification__ConcatNDLayerParams *message,
+void   core_ml__specification__scatter_ndlayer_params__free_unpacked
+                     (CoreML__Specification__ScatterNDLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__concat_ndlayer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_ndlayer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__transpose_layer_params__init
-                     (CoreML__Specification__TransposeLayerParams         *message)
+void   core_ml__specification__gather_along_axis_layer_params__init
+                     (CoreML__Specification__GatherAlongAxisLayerParams         *message)
 {
-  static const CoreML__Specification__TransposeLayerParams init_value = CORE_ML__SPECIFICATION__TRANSPOSE_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__GatherAlongAxisLayerParams init_value = CORE_ML__SPECIFICATION__GATHER_ALONG_AXIS_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__transpose_layer_params__get_packed_size
-                     (const CoreML__Specification__TransposeLayerParams *message)
+size_t core_ml__specification__gather_along_axis_layer_params__get_packed_size
+                     (const CoreML__Specification__GatherAlongAxisLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_along_axis_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__transpose_layer_params__pack
-                     (const CoreML__Specification__TransposeLayerParams *message,
+size_t core_ml__specification__gather_along_axis_layer_params__pack
+                     (const CoreML__Specification__GatherAlongAxisLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_along_axis_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__transpose_layer_params__pack_to_buffer
-                     (const CoreML__Specification__TransposeLayerParams *message,
+size_t core_ml__specification__gather_along_axis_layer_params__pack_to_buffer
+                     (const CoreML__Specification__GatherAlongAxisLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_along_axis_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__TransposeLayerParams *
-       core_ml__specification__transpose_layer_params__unpack
+CoreML__Specification__GatherAlongAxisLayerParams *
+       core_ml__specification__gather_along_axis_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__TransposeLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__transpose_layer_params__descriptor,
+  return (CoreML__Specification__GatherAlongAxisLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__gather_along_axis_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__transpose_layer_params__free_unpacked
-                     (CoreML__Specification__TransposeLayerParams *message,
+void   core_ml__specification__gather_along_axis_layer_params__free_unpacked
+                     (CoreML__Specification__GatherAlongAxisLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__transpose_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__gather_along_axis_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__slice_static_layer_params__init
-                     (CoreML__Specification__SliceStaticLayerParams         *message)
+void   core_ml__specification__scatter_along_axis_layer_params__init
+                     (CoreML__Specification__ScatterAlongAxisLayerParams         *message)
 {
-  static const CoreML__Specification__SliceStaticLayerParams init_value = CORE_ML__SPECIFICATION__SLICE_STATIC_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__ScatterAlongAxisLayerParams init_value = CORE_ML__SPECIFICATION__SCATTER_ALONG_AXIS_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__slice_static_layer_params__get_packed_size
-                     (const CoreML__Specification__SliceStaticLayerParams *message)
+size_t core_ml__specification__scatter_along_axis_layer_params__get_packed_size
+                     (const CoreML__Specification__ScatterAlongAxisLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_along_axis_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__slice_static_layer_params__pack
-                     (const CoreML__Specification__SliceStaticLayerParams *message,
+size_t core_ml__specification__scatter_along_axis_layer_params__pack
+                     (const CoreML__Specification__ScatterAlongAxisLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_along_axis_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__slice_static_layer_params__pack_to_buffer
-                     (const CoreML__Specification__SliceStaticLayerParams *message,
+size_t core_ml__specification__scatter_along_axis_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ScatterAlongAxisLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_along_axis_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__SliceStaticLayerParams *
-       core_ml__specification__slice_static_layer_params__unpack
+CoreML__Specification__ScatterAlongAxisLayerParams *
+       core_ml__specification__scatter_along_axis_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__SliceStaticLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__slice_static_layer_params__descriptor,
+  return (CoreML__Specification__ScatterAlongAxisLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__scatter_along_axis_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__slice_static_layer_params__free_unpacked
-                     (CoreML__Specification__SliceStaticLayerParams *message,
+void   core_ml__specification__scatter_along_axis_layer_params__free_unpacked
+                     (CoreML__Specification__ScatterAlongAxisLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__scatter_along_axis_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__arg_max_layer_params__init
-                     (CoreML__Specification__ArgMaxLayerParams         *message)
+void   core_ml__specification__stack_layer_params__init
+                     (CoreML__Specification__StackLayerParams         *message)
 {
-  static const CoreML__Specification__ArgMaxLayerParams init_value = CORE_ML__SPECIFICATION__ARG_MAX_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__StackLayerParams init_value = CORE_ML__SPECIFICATION__STACK_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__arg_max_layer_params__get_packed_size
-                     (const CoreML__Specification__ArgMaxLayerParams *message)
+size_t core_ml__specification__stack_layer_params__get_packed_size
+                     (const CoreML__Specification__StackLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__arg_max_layer_params__pack
-                     (const CoreML__Specification__ArgMaxLayerParams *message,
+size_t core_ml__specification__stack_layer_params__pack
+                     (const CoreML__Specification__StackLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__arg_max_layer_params__pack_to_buffer
-                     (const CoreML__Specification__ArgMaxLayerParams *message,
+size_t core_ml__specification__stack_layer_params__pack_to_buffer
+                     (const CoreML__Specification__StackLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__ArgMaxLayerParams *
-       core_ml__specification__arg_max_layer_params__unpack
+CoreML__Specification__StackLayerParams *
+       core_ml__specification__stack_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__ArgMaxLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__arg_max_layer_params__descriptor,
+  return (CoreML__Specification__StackLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__stack_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__arg_max_layer_params__free_unpacked
-                     (CoreML__Specification__ArgMaxLayerParams *message,
+void   core_ml__specification__stack_layer_params__free_unpacked
+                     (CoreML__Specification__StackLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__stack_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-void   core_ml__specification__batched_mat_mul_layer_params__init
-                     (CoreML__Specification__BatchedMatMulLayerParams         *message)
+void   core_ml__specification__rank_preserving_reshape_layer_params__init
+                     (CoreML__Specification__RankPreservingReshapeLayerParams         *message)
 {
-  static const CoreML__Specification__BatchedMatMulLayerParams init_value = CORE_ML__SPECIFICATION__BATCHED_MAT_MUL_LAYER_PARAMS__INIT;
+  static const CoreML__Specification__RankPreservingReshapeLayerParams init_value = CORE_ML__SPECIFICATION__RANK_PRESERVING_RESHAPE_LAYER_PARAMS__INIT;
   *message = init_value;
 }
-size_t core_ml__specification__batched_mat_mul_layer_params__get_packed_size
-                     (const CoreML__Specification__BatchedMatMulLayerParams *message)
+size_t core_ml__specification__rank_preserving_reshape_layer_params__get_packed_size
+                     (const CoreML__Specification__RankPreservingReshapeLayerParams *message)
 {
-  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__rank_preserving_reshape_layer_params__descriptor);
   return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
 }
-size_t core_ml__specification__batched_mat_mul_layer_params__pack
-                     (const CoreML__Specification__BatchedMatMulLayerParams *message,
+size_t core_ml__specification__rank_preserving_reshape_layer_params__pack
+                     (const CoreML__Specification__RankPreservingReshapeLayerParams *message,
                       uint8_t       *out)
 {
-  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__rank_preserving_reshape_layer_params__descriptor);
   return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
 }
-size_t core_ml__specification__batched_mat_mul_layer_params__pack_to_buffer
-                     (const CoreML__Specification__BatchedMatMulLayerParams *message,
+size_t core_ml__specification__rank_preserving_reshape_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RankPreservingReshapeLayerParams *message,
                       ProtobufCBuffer *buffer)
 {
-  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__rank_preserving_reshape_layer_params__descriptor);
   return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
 }
-CoreML__Specification__BatchedMatMulLayerParams *
-       core_ml__specification__batched_mat_mul_layer_params__unpack
+CoreML__Specification__RankPreservingReshapeLayerParams *
+       core_ml__specification__rank_preserving_reshape_layer_params__unpack
                      (ProtobufCAllocator  *allocator,
                       size_t               len,
                       const uint8_t       *data)
 {
-  return (CoreML__Specification__BatchedMatMulLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__batched_mat_mul_layer_params__descriptor,
+  return (CoreML__Specification__RankPreservingReshapeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__rank_preserving_reshape_layer_params__descriptor,
                                 allocator, len, data);
 }
-void   core_ml__specification__batched_mat_mul_layer_params__free_unpacked
-                     (CoreML__Specification__BatchedMatMulLayerParams *message,
+void   core_ml__specification__rank_preserving_reshape_layer_params__free_unpacked
+                     (CoreML__Specification__RankPreservingReshapeLayerParams *message,
                       ProtobufCAllocator *allocator)
 {
   if(!message)
     return;
-  assert(message->base.descriptor == &core_ml__specification__batched_mat_mul_layer_params__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__load_constant_ndlayer_params__init
-                     (CoreML__Specification__LoadConstantNDLayerParams         *message)
-{
-  static const CoreML__Specification__LoadConstantNDLayerParams init_value = CORE_ML__SPECIFICATION__LOAD_CONSTANT_NDLAYER_PARAMS__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__load_constant_ndlayer_params__get_packed_size
-                     (const CoreML__Specification__LoadConstantNDLayerParams *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__load_constant_ndlayer_params__pack
-                     (const CoreML__Specification__LoadConstantNDLayerParams *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__load_constant_ndlayer_params__pack_to_buffer
-                     (const CoreML__Specification__LoadConstantNDLayerParams *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__LoadConstantNDLayerParams *
-       core_ml__specification__load_constant_ndlayer_params__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__LoadConstantNDLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__load_constant_ndlayer_params__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__load_constant_ndlayer_params__free_unpacked
-                     (CoreML__Specification__LoadConstantNDLayerParams *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__load_constant_ndlayer_params__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__squeeze_layer_params__init
-                     (CoreML__Specification__SqueezeLayerParams         *message)
-{
-  static const CoreML__Specification__SqueezeLayerParams init_value = CORE_ML__SPECIFICATION__SQUEEZE_LAYER_PARAMS__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__squeeze_layer_params__get_packed_size
-                     (const CoreML__Specification__SqueezeLayerParams *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__squeeze_layer_params__pack
-                     (const CoreML__Specification__SqueezeLayerParams *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__squeeze_layer_params__pack_to_buffer
-                     (const CoreML__Specification__SqueezeLayerParams *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__SqueezeLayerParams *
-       core_ml__specification__squeeze_layer_params__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__SqueezeLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__squeeze_layer_params__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__squeeze_layer_params__free_unpacked
-                     (CoreML__Specification__SqueezeLayerParams *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__expand_dims_layer_params__init
-                     (CoreML__Specification__ExpandDimsLayerParams         *message)
-{
-  static const CoreML__Specification__ExpandDimsLayerParams init_value = CORE_ML__SPECIFICATION__EXPAND_DIMS_LAYER_PARAMS__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__expand_dims_layer_params__get_packed_size
-                     (const CoreML__Specification__ExpandDimsLayerParams *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__expand_dims_layer_params__pack
-                     (const CoreML__Specification__ExpandDimsLayerParams *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__expand_dims_layer_params__pack_to_buffer
-                     (const CoreML__Specification__ExpandDimsLayerParams *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__ExpandDimsLayerParams *
-       core_ml__specification__expand_dims_layer_params__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__ExpandDimsLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__expand_dims_layer_params__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__expand_dims_layer_params__free_unpacked
-                     (CoreML__Specification__ExpandDimsLayerParams *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__flatten_to2_dlayer_params__init
-                     (CoreML__Specification__FlattenTo2DLayerParams         *message)
-{
-  static const CoreML__Specification__FlattenTo2DLayerParams init_value = CORE_ML__SPECIFICATION__FLATTEN_TO2_DLAYER_PARAMS__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__flatten_to2_dlayer_params__get_packed_size
-                     (const CoreML__Specification__FlattenTo2DLayerParams *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__flatten_to2_dlayer_params__pack
-                     (const CoreML__Specification__FlattenTo2DLayerParams *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__flatten_to2_dlayer_params__pack_to_buffer
-                     (const CoreML__Specification__FlattenTo2DLayerParams *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__FlattenTo2DLayerParams *
-       core_ml__specification__flatten_to2_dlayer_params__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__FlattenTo2DLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__flatten_to2_dlayer_params__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__flatten_to2_dlayer_params__free_unpacked
-                     (CoreML__Specification__FlattenTo2DLayerParams *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
-  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
-}
-void   core_ml__specification__reshape_static_layer_params__init
-                     (CoreML__Specification__ReshapeStaticLayerParams         *message)
-{
-  static const CoreML__Specification__ReshapeStaticLayerParams init_value = CORE_ML__SPECIFICATION__RESHAPE_STATIC_LAYER_PARAMS__INIT;
-  *message = init_value;
-}
-size_t core_ml__specification__reshape_static_layer_params__get_packed_size
-                     (const CoreML__Specification__ReshapeStaticLayerParams *message)
-{
-  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
-  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
-}
-size_t core_ml__specification__reshape_static_layer_params__pack
-                     (const CoreML__Specification__ReshapeStaticLayerParams *message,
-                      uint8_t       *out)
-{
-  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
-  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
-}
-size_t core_ml__specification__reshape_static_layer_params__pack_to_buffer
-                     (const CoreML__Specification__ReshapeStaticLayerParams *message,
-                      ProtobufCBuffer *buffer)
-{
-  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
-  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
-}
-CoreML__Specification__ReshapeStaticLayerParams *
-       core_ml__specification__reshape_static_layer_params__unpack
-                     (ProtobufCAllocator  *allocator,
-                      size_t               len,
-                      const uint8_t       *data)
-{
-  return (CoreML__Specification__ReshapeStaticLayerParams *)
-     protobuf_c_message_unpack (&core_ml__specification__reshape_static_layer_params__descriptor,
-                                allocator, len, data);
-}
-void   core_ml__specification__reshape_static_layer_params__free_unpacked
-                     (CoreML__Specification__ReshapeStaticLayerParams *message,
-                      ProtobufCAllocator *allocator)
-{
-  if(!message)
-    return;
-  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
+  assert(message->base.descriptor == &core_ml__specification__rank_preserving_reshape_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__constant_padding_layer_params__init
@@ -5492,6 +6617,456 @@ void   core_ml__specification__constant_padding_layer_params__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__constant_padding_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_normal_like_layer_params__init
+                     (CoreML__Specification__RandomNormalLikeLayerParams         *message)
+{
+  static const CoreML__Specification__RandomNormalLikeLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_NORMAL_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_normal_like_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomNormalLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_normal_like_layer_params__pack
+                     (const CoreML__Specification__RandomNormalLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_normal_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomNormalLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomNormalLikeLayerParams *
+       core_ml__specification__random_normal_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomNormalLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_normal_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_normal_like_layer_params__free_unpacked
+                     (CoreML__Specification__RandomNormalLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_normal_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_normal_static_layer_params__init
+                     (CoreML__Specification__RandomNormalStaticLayerParams         *message)
+{
+  static const CoreML__Specification__RandomNormalStaticLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_NORMAL_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_normal_static_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomNormalStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_normal_static_layer_params__pack
+                     (const CoreML__Specification__RandomNormalStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_normal_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomNormalStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomNormalStaticLayerParams *
+       core_ml__specification__random_normal_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomNormalStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_normal_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_normal_static_layer_params__free_unpacked
+                     (CoreML__Specification__RandomNormalStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_normal_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_normal_dynamic_layer_params__init
+                     (CoreML__Specification__RandomNormalDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__RandomNormalDynamicLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_NORMAL_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_normal_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomNormalDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_normal_dynamic_layer_params__pack
+                     (const CoreML__Specification__RandomNormalDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_normal_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomNormalDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_normal_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomNormalDynamicLayerParams *
+       core_ml__specification__random_normal_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomNormalDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_normal_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_normal_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__RandomNormalDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_normal_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_uniform_like_layer_params__init
+                     (CoreML__Specification__RandomUniformLikeLayerParams         *message)
+{
+  static const CoreML__Specification__RandomUniformLikeLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_UNIFORM_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_uniform_like_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomUniformLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_uniform_like_layer_params__pack
+                     (const CoreML__Specification__RandomUniformLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_uniform_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomUniformLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomUniformLikeLayerParams *
+       core_ml__specification__random_uniform_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomUniformLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_uniform_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_uniform_like_layer_params__free_unpacked
+                     (CoreML__Specification__RandomUniformLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_uniform_static_layer_params__init
+                     (CoreML__Specification__RandomUniformStaticLayerParams         *message)
+{
+  static const CoreML__Specification__RandomUniformStaticLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_UNIFORM_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_uniform_static_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomUniformStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_uniform_static_layer_params__pack
+                     (const CoreML__Specification__RandomUniformStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_uniform_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomUniformStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomUniformStaticLayerParams *
+       core_ml__specification__random_uniform_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomUniformStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_uniform_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_uniform_static_layer_params__free_unpacked
+                     (CoreML__Specification__RandomUniformStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_uniform_dynamic_layer_params__init
+                     (CoreML__Specification__RandomUniformDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__RandomUniformDynamicLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_UNIFORM_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_uniform_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomUniformDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_uniform_dynamic_layer_params__pack
+                     (const CoreML__Specification__RandomUniformDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_uniform_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomUniformDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomUniformDynamicLayerParams *
+       core_ml__specification__random_uniform_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomUniformDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_uniform_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_uniform_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__RandomUniformDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_uniform_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_bernoulli_like_layer_params__init
+                     (CoreML__Specification__RandomBernoulliLikeLayerParams         *message)
+{
+  static const CoreML__Specification__RandomBernoulliLikeLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_BERNOULLI_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_bernoulli_like_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomBernoulliLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_bernoulli_like_layer_params__pack
+                     (const CoreML__Specification__RandomBernoulliLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_bernoulli_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomBernoulliLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomBernoulliLikeLayerParams *
+       core_ml__specification__random_bernoulli_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomBernoulliLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_bernoulli_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_bernoulli_like_layer_params__free_unpacked
+                     (CoreML__Specification__RandomBernoulliLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_bernoulli_static_layer_params__init
+                     (CoreML__Specification__RandomBernoulliStaticLayerParams         *message)
+{
+  static const CoreML__Specification__RandomBernoulliStaticLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_BERNOULLI_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_bernoulli_static_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomBernoulliStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_bernoulli_static_layer_params__pack
+                     (const CoreML__Specification__RandomBernoulliStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_bernoulli_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomBernoulliStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomBernoulliStaticLayerParams *
+       core_ml__specification__random_bernoulli_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomBernoulliStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_bernoulli_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_bernoulli_static_layer_params__free_unpacked
+                     (CoreML__Specification__RandomBernoulliStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__random_bernoulli_dynamic_layer_params__init
+                     (CoreML__Specification__RandomBernoulliDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__RandomBernoulliDynamicLayerParams init_value = CORE_ML__SPECIFICATION__RANDOM_BERNOULLI_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__random_bernoulli_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__RandomBernoulliDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__random_bernoulli_dynamic_layer_params__pack
+                     (const CoreML__Specification__RandomBernoulliDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__random_bernoulli_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RandomBernoulliDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RandomBernoulliDynamicLayerParams *
+       core_ml__specification__random_bernoulli_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RandomBernoulliDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__random_bernoulli_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__RandomBernoulliDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__categorical_distribution_layer_params__init
+                     (CoreML__Specification__CategoricalDistributionLayerParams         *message)
+{
+  static const CoreML__Specification__CategoricalDistributionLayerParams init_value = CORE_ML__SPECIFICATION__CATEGORICAL_DISTRIBUTION_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__categorical_distribution_layer_params__get_packed_size
+                     (const CoreML__Specification__CategoricalDistributionLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_distribution_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__categorical_distribution_layer_params__pack
+                     (const CoreML__Specification__CategoricalDistributionLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_distribution_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__categorical_distribution_layer_params__pack_to_buffer
+                     (const CoreML__Specification__CategoricalDistributionLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__categorical_distribution_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CategoricalDistributionLayerParams *
+       core_ml__specification__categorical_distribution_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CategoricalDistributionLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__categorical_distribution_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__categorical_distribution_layer_params__free_unpacked
+                     (CoreML__Specification__CategoricalDistributionLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__categorical_distribution_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   core_ml__specification__reduce_l1_layer_params__init
@@ -5944,6 +7519,1086 @@ void   core_ml__specification__reduce_log_sum_exp_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__reduce_log_sum_exp_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__expand_dims_layer_params__init
+                     (CoreML__Specification__ExpandDimsLayerParams         *message)
+{
+  static const CoreML__Specification__ExpandDimsLayerParams init_value = CORE_ML__SPECIFICATION__EXPAND_DIMS_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__expand_dims_layer_params__get_packed_size
+                     (const CoreML__Specification__ExpandDimsLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__expand_dims_layer_params__pack
+                     (const CoreML__Specification__ExpandDimsLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__expand_dims_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ExpandDimsLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ExpandDimsLayerParams *
+       core_ml__specification__expand_dims_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ExpandDimsLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__expand_dims_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__expand_dims_layer_params__free_unpacked
+                     (CoreML__Specification__ExpandDimsLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__expand_dims_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__flatten_to2_dlayer_params__init
+                     (CoreML__Specification__FlattenTo2DLayerParams         *message)
+{
+  static const CoreML__Specification__FlattenTo2DLayerParams init_value = CORE_ML__SPECIFICATION__FLATTEN_TO2_DLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__flatten_to2_dlayer_params__get_packed_size
+                     (const CoreML__Specification__FlattenTo2DLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__flatten_to2_dlayer_params__pack
+                     (const CoreML__Specification__FlattenTo2DLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__flatten_to2_dlayer_params__pack_to_buffer
+                     (const CoreML__Specification__FlattenTo2DLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FlattenTo2DLayerParams *
+       core_ml__specification__flatten_to2_dlayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FlattenTo2DLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__flatten_to2_dlayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__flatten_to2_dlayer_params__free_unpacked
+                     (CoreML__Specification__FlattenTo2DLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__flatten_to2_dlayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__reshape_static_layer_params__init
+                     (CoreML__Specification__ReshapeStaticLayerParams         *message)
+{
+  static const CoreML__Specification__ReshapeStaticLayerParams init_value = CORE_ML__SPECIFICATION__RESHAPE_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__reshape_static_layer_params__get_packed_size
+                     (const CoreML__Specification__ReshapeStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__reshape_static_layer_params__pack
+                     (const CoreML__Specification__ReshapeStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__reshape_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ReshapeStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ReshapeStaticLayerParams *
+       core_ml__specification__reshape_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ReshapeStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__reshape_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__reshape_static_layer_params__free_unpacked
+                     (CoreML__Specification__ReshapeStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__reshape_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__reshape_like_layer_params__init
+                     (CoreML__Specification__ReshapeLikeLayerParams         *message)
+{
+  static const CoreML__Specification__ReshapeLikeLayerParams init_value = CORE_ML__SPECIFICATION__RESHAPE_LIKE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__reshape_like_layer_params__get_packed_size
+                     (const CoreML__Specification__ReshapeLikeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_like_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__reshape_like_layer_params__pack
+                     (const CoreML__Specification__ReshapeLikeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_like_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__reshape_like_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ReshapeLikeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_like_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ReshapeLikeLayerParams *
+       core_ml__specification__reshape_like_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ReshapeLikeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__reshape_like_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__reshape_like_layer_params__free_unpacked
+                     (CoreML__Specification__ReshapeLikeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__reshape_like_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__reshape_dynamic_layer_params__init
+                     (CoreML__Specification__ReshapeDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__ReshapeDynamicLayerParams init_value = CORE_ML__SPECIFICATION__RESHAPE_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__reshape_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__ReshapeDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__reshape_dynamic_layer_params__pack
+                     (const CoreML__Specification__ReshapeDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__reshape_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ReshapeDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__reshape_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ReshapeDynamicLayerParams *
+       core_ml__specification__reshape_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ReshapeDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__reshape_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__reshape_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__ReshapeDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__reshape_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__squeeze_layer_params__init
+                     (CoreML__Specification__SqueezeLayerParams         *message)
+{
+  static const CoreML__Specification__SqueezeLayerParams init_value = CORE_ML__SPECIFICATION__SQUEEZE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__squeeze_layer_params__get_packed_size
+                     (const CoreML__Specification__SqueezeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__squeeze_layer_params__pack
+                     (const CoreML__Specification__SqueezeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__squeeze_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SqueezeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SqueezeLayerParams *
+       core_ml__specification__squeeze_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SqueezeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__squeeze_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__squeeze_layer_params__free_unpacked
+                     (CoreML__Specification__SqueezeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__squeeze_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__top_klayer_params__init
+                     (CoreML__Specification__TopKLayerParams         *message)
+{
+  static const CoreML__Specification__TopKLayerParams init_value = CORE_ML__SPECIFICATION__TOP_KLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__top_klayer_params__get_packed_size
+                     (const CoreML__Specification__TopKLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__top_klayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__top_klayer_params__pack
+                     (const CoreML__Specification__TopKLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__top_klayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__top_klayer_params__pack_to_buffer
+                     (const CoreML__Specification__TopKLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__top_klayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__TopKLayerParams *
+       core_ml__specification__top_klayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__TopKLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__top_klayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__top_klayer_params__free_unpacked
+                     (CoreML__Specification__TopKLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__top_klayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__arg_max_layer_params__init
+                     (CoreML__Specification__ArgMaxLayerParams         *message)
+{
+  static const CoreML__Specification__ArgMaxLayerParams init_value = CORE_ML__SPECIFICATION__ARG_MAX_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__arg_max_layer_params__get_packed_size
+                     (const CoreML__Specification__ArgMaxLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__arg_max_layer_params__pack
+                     (const CoreML__Specification__ArgMaxLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__arg_max_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ArgMaxLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ArgMaxLayerParams *
+       core_ml__specification__arg_max_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ArgMaxLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__arg_max_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__arg_max_layer_params__free_unpacked
+                     (CoreML__Specification__ArgMaxLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__arg_max_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__arg_min_layer_params__init
+                     (CoreML__Specification__ArgMinLayerParams         *message)
+{
+  static const CoreML__Specification__ArgMinLayerParams init_value = CORE_ML__SPECIFICATION__ARG_MIN_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__arg_min_layer_params__get_packed_size
+                     (const CoreML__Specification__ArgMinLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_min_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__arg_min_layer_params__pack
+                     (const CoreML__Specification__ArgMinLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_min_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__arg_min_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ArgMinLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_min_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ArgMinLayerParams *
+       core_ml__specification__arg_min_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ArgMinLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__arg_min_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__arg_min_layer_params__free_unpacked
+                     (CoreML__Specification__ArgMinLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__arg_min_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__split_ndlayer_params__init
+                     (CoreML__Specification__SplitNDLayerParams         *message)
+{
+  static const CoreML__Specification__SplitNDLayerParams init_value = CORE_ML__SPECIFICATION__SPLIT_NDLAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__split_ndlayer_params__get_packed_size
+                     (const CoreML__Specification__SplitNDLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__split_ndlayer_params__pack
+                     (const CoreML__Specification__SplitNDLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__split_ndlayer_params__pack_to_buffer
+                     (const CoreML__Specification__SplitNDLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SplitNDLayerParams *
+       core_ml__specification__split_ndlayer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SplitNDLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__split_ndlayer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__split_ndlayer_params__free_unpacked
+                     (CoreML__Specification__SplitNDLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__split_ndlayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__ceil_layer_params__init
+                     (CoreML__Specification__CeilLayerParams         *message)
+{
+  static const CoreML__Specification__CeilLayerParams init_value = CORE_ML__SPECIFICATION__CEIL_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__ceil_layer_params__get_packed_size
+                     (const CoreML__Specification__CeilLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__ceil_layer_params__pack
+                     (const CoreML__Specification__CeilLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__ceil_layer_params__pack_to_buffer
+                     (const CoreML__Specification__CeilLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CeilLayerParams *
+       core_ml__specification__ceil_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CeilLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__ceil_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__ceil_layer_params__free_unpacked
+                     (CoreML__Specification__CeilLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__ceil_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__round_layer_params__init
+                     (CoreML__Specification__RoundLayerParams         *message)
+{
+  static const CoreML__Specification__RoundLayerParams init_value = CORE_ML__SPECIFICATION__ROUND_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__round_layer_params__get_packed_size
+                     (const CoreML__Specification__RoundLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__round_layer_params__pack
+                     (const CoreML__Specification__RoundLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__round_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RoundLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RoundLayerParams *
+       core_ml__specification__round_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RoundLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__round_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__round_layer_params__free_unpacked
+                     (CoreML__Specification__RoundLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__round_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__floor_layer_params__init
+                     (CoreML__Specification__FloorLayerParams         *message)
+{
+  static const CoreML__Specification__FloorLayerParams init_value = CORE_ML__SPECIFICATION__FLOOR_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__floor_layer_params__get_packed_size
+                     (const CoreML__Specification__FloorLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__floor_layer_params__pack
+                     (const CoreML__Specification__FloorLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__floor_layer_params__pack_to_buffer
+                     (const CoreML__Specification__FloorLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__FloorLayerParams *
+       core_ml__specification__floor_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__FloorLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__floor_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__floor_layer_params__free_unpacked
+                     (CoreML__Specification__FloorLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__floor_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sign_layer_params__init
+                     (CoreML__Specification__SignLayerParams         *message)
+{
+  static const CoreML__Specification__SignLayerParams init_value = CORE_ML__SPECIFICATION__SIGN_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sign_layer_params__get_packed_size
+                     (const CoreML__Specification__SignLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sign_layer_params__pack
+                     (const CoreML__Specification__SignLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sign_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SignLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SignLayerParams *
+       core_ml__specification__sign_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SignLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__sign_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sign_layer_params__free_unpacked
+                     (CoreML__Specification__SignLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sign_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__clip_layer_params__init
+                     (CoreML__Specification__ClipLayerParams         *message)
+{
+  static const CoreML__Specification__ClipLayerParams init_value = CORE_ML__SPECIFICATION__CLIP_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__clip_layer_params__get_packed_size
+                     (const CoreML__Specification__ClipLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__clip_layer_params__pack
+                     (const CoreML__Specification__ClipLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__clip_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ClipLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ClipLayerParams *
+       core_ml__specification__clip_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ClipLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__clip_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__clip_layer_params__free_unpacked
+                     (CoreML__Specification__ClipLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__clip_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__slice_static_layer_params__init
+                     (CoreML__Specification__SliceStaticLayerParams         *message)
+{
+  static const CoreML__Specification__SliceStaticLayerParams init_value = CORE_ML__SPECIFICATION__SLICE_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__slice_static_layer_params__get_packed_size
+                     (const CoreML__Specification__SliceStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__slice_static_layer_params__pack
+                     (const CoreML__Specification__SliceStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__slice_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SliceStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SliceStaticLayerParams *
+       core_ml__specification__slice_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SliceStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__slice_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__slice_static_layer_params__free_unpacked
+                     (CoreML__Specification__SliceStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__slice_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__slice_dynamic_layer_params__init
+                     (CoreML__Specification__SliceDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__SliceDynamicLayerParams init_value = CORE_ML__SPECIFICATION__SLICE_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__slice_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__SliceDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__slice_dynamic_layer_params__pack
+                     (const CoreML__Specification__SliceDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__slice_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SliceDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SliceDynamicLayerParams *
+       core_ml__specification__slice_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SliceDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__slice_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__slice_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__SliceDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__slice_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__tile_layer_params__init
+                     (CoreML__Specification__TileLayerParams         *message)
+{
+  static const CoreML__Specification__TileLayerParams init_value = CORE_ML__SPECIFICATION__TILE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__tile_layer_params__get_packed_size
+                     (const CoreML__Specification__TileLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__tile_layer_params__pack
+                     (const CoreML__Specification__TileLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__tile_layer_params__pack_to_buffer
+                     (const CoreML__Specification__TileLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__TileLayerParams *
+       core_ml__specification__tile_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__TileLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__tile_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__tile_layer_params__free_unpacked
+                     (CoreML__Specification__TileLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__tile_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__get_shape_layer_params__init
+                     (CoreML__Specification__GetShapeLayerParams         *message)
+{
+  static const CoreML__Specification__GetShapeLayerParams init_value = CORE_ML__SPECIFICATION__GET_SHAPE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__get_shape_layer_params__get_packed_size
+                     (const CoreML__Specification__GetShapeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__get_shape_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__get_shape_layer_params__pack
+                     (const CoreML__Specification__GetShapeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__get_shape_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__get_shape_layer_params__pack_to_buffer
+                     (const CoreML__Specification__GetShapeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__get_shape_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__GetShapeLayerParams *
+       core_ml__specification__get_shape_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__GetShapeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__get_shape_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__get_shape_layer_params__free_unpacked
+                     (CoreML__Specification__GetShapeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__get_shape_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__erf_layer_params__init
+                     (CoreML__Specification__ErfLayerParams         *message)
+{
+  static const CoreML__Specification__ErfLayerParams init_value = CORE_ML__SPECIFICATION__ERF_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__erf_layer_params__get_packed_size
+                     (const CoreML__Specification__ErfLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__erf_layer_params__pack
+                     (const CoreML__Specification__ErfLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__erf_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ErfLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ErfLayerParams *
+       core_ml__specification__erf_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ErfLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__erf_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__erf_layer_params__free_unpacked
+                     (CoreML__Specification__ErfLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__erf_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__gelu_layer_params__init
+                     (CoreML__Specification__GeluLayerParams         *message)
+{
+  static const CoreML__Specification__GeluLayerParams init_value = CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__gelu_layer_params__get_packed_size
+                     (const CoreML__Specification__GeluLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__gelu_layer_params__pack
+                     (const CoreML__Specification__GeluLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__gelu_layer_params__pack_to_buffer
+                     (const CoreML__Specification__GeluLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__GeluLayerParams *
+       core_ml__specification__gelu_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__GeluLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__gelu_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__gelu_layer_params__free_unpacked
+                     (CoreML__Specification__GeluLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__gelu_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__range_static_layer_params__init
+                     (CoreML__Specification__RangeStaticLayerParams         *message)
+{
+  static const CoreML__Specification__RangeStaticLayerParams init_value = CORE_ML__SPECIFICATION__RANGE_STATIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__range_static_layer_params__get_packed_size
+                     (const CoreML__Specification__RangeStaticLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_static_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__range_static_layer_params__pack
+                     (const CoreML__Specification__RangeStaticLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_static_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__range_static_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RangeStaticLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_static_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RangeStaticLayerParams *
+       core_ml__specification__range_static_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RangeStaticLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__range_static_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__range_static_layer_params__free_unpacked
+                     (CoreML__Specification__RangeStaticLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__range_static_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__range_dynamic_layer_params__init
+                     (CoreML__Specification__RangeDynamicLayerParams         *message)
+{
+  static const CoreML__Specification__RangeDynamicLayerParams init_value = CORE_ML__SPECIFICATION__RANGE_DYNAMIC_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__range_dynamic_layer_params__get_packed_size
+                     (const CoreML__Specification__RangeDynamicLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_dynamic_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__range_dynamic_layer_params__pack
+                     (const CoreML__Specification__RangeDynamicLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__range_dynamic_layer_params__pack_to_buffer
+                     (const CoreML__Specification__RangeDynamicLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__range_dynamic_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__RangeDynamicLayerParams *
+       core_ml__specification__range_dynamic_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__RangeDynamicLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__range_dynamic_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__range_dynamic_layer_params__free_unpacked
+                     (CoreML__Specification__RangeDynamicLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__range_dynamic_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__sliding_windows_layer_params__init
+                     (CoreML__Specification__SlidingWindowsLayerParams         *message)
+{
+  static const CoreML__Specification__SlidingWindowsLayerParams init_value = CORE_ML__SPECIFICATION__SLIDING_WINDOWS_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__sliding_windows_layer_params__get_packed_size
+                     (const CoreML__Specification__SlidingWindowsLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__sliding_windows_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__sliding_windows_layer_params__pack
+                     (const CoreML__Specification__SlidingWindowsLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__sliding_windows_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__sliding_windows_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SlidingWindowsLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__sliding_windows_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SlidingWindowsLayerParams *
+       core_ml__specification__sliding_windows_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SlidingWindowsLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__sliding_windows_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__sliding_windows_layer_params__free_unpacked
+                     (CoreML__Specification__SlidingWindowsLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__sliding_windows_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   core_ml__specification__layer_normalization_layer_params__init
                      (CoreML__Specification__LayerNormalizationLayerParams         *message)
 {
@@ -5989,6 +8644,51 @@ void   core_ml__specification__layer_normalization_layer_params__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__layer_normalization_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   core_ml__specification__non_maximum_suppression_layer_params__init
+                     (CoreML__Specification__NonMaximumSuppressionLayerParams         *message)
+{
+  static const CoreML__Specification__NonMaximumSuppressionLayerParams init_value = CORE_ML__SPECIFICATION__NON_MAXIMUM_SUPPRESSION_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__non_maximum_suppression_layer_params__get_packed_size
+                     (const CoreML__Specification__NonMaximumSuppressionLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__non_maximum_suppression_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__non_maximum_suppression_layer_params__pack
+                     (const CoreML__Specification__NonMaximumSuppressionLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__non_maximum_suppression_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__non_maximum_suppression_layer_params__pack_to_buffer
+                     (const CoreML__Specification__NonMaximumSuppressionLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__non_maximum_suppression_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__NonMaximumSuppressionLayerParams *
+       core_ml__specification__non_maximum_suppression_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__NonMaximumSuppressionLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__non_maximum_suppression_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__non_maximum_suppression_layer_params__free_unpacked
+                     (CoreML__Specification__NonMaximumSuppressionLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__non_maximum_suppression_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   core_ml__specification__clamped_re_lulayer_params__init
                      (CoreML__Specification__ClampedReLULayerParams         *message)
 {
@@ -6032,6 +8732,186 @@ void   core_ml__specification__clamped_re_lulayer_params__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &core_ml__specification__clamped_re_lulayer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__arg_sort_layer_params__init
+                     (CoreML__Specification__ArgSortLayerParams         *message)
+{
+  static const CoreML__Specification__ArgSortLayerParams init_value = CORE_ML__SPECIFICATION__ARG_SORT_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__arg_sort_layer_params__get_packed_size
+                     (const CoreML__Specification__ArgSortLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_sort_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__arg_sort_layer_params__pack
+                     (const CoreML__Specification__ArgSortLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_sort_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__arg_sort_layer_params__pack_to_buffer
+                     (const CoreML__Specification__ArgSortLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__arg_sort_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__ArgSortLayerParams *
+       core_ml__specification__arg_sort_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__ArgSortLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__arg_sort_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__arg_sort_layer_params__free_unpacked
+                     (CoreML__Specification__ArgSortLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__arg_sort_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__slice_by_size_layer_params__init
+                     (CoreML__Specification__SliceBySizeLayerParams         *message)
+{
+  static const CoreML__Specification__SliceBySizeLayerParams init_value = CORE_ML__SPECIFICATION__SLICE_BY_SIZE_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__slice_by_size_layer_params__get_packed_size
+                     (const CoreML__Specification__SliceBySizeLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_by_size_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__slice_by_size_layer_params__pack
+                     (const CoreML__Specification__SliceBySizeLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_by_size_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__slice_by_size_layer_params__pack_to_buffer
+                     (const CoreML__Specification__SliceBySizeLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__slice_by_size_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__SliceBySizeLayerParams *
+       core_ml__specification__slice_by_size_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__SliceBySizeLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__slice_by_size_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__slice_by_size_layer_params__free_unpacked
+                     (CoreML__Specification__SliceBySizeLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__slice_by_size_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__one_hot_layer_params__init
+                     (CoreML__Specification__OneHotLayerParams         *message)
+{
+  static const CoreML__Specification__OneHotLayerParams init_value = CORE_ML__SPECIFICATION__ONE_HOT_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__one_hot_layer_params__get_packed_size
+                     (const CoreML__Specification__OneHotLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__one_hot_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__one_hot_layer_params__pack
+                     (const CoreML__Specification__OneHotLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__one_hot_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__one_hot_layer_params__pack_to_buffer
+                     (const CoreML__Specification__OneHotLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__one_hot_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__OneHotLayerParams *
+       core_ml__specification__one_hot_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__OneHotLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__one_hot_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__one_hot_layer_params__free_unpacked
+                     (CoreML__Specification__OneHotLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__one_hot_layer_params__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__cum_sum_layer_params__init
+                     (CoreML__Specification__CumSumLayerParams         *message)
+{
+  static const CoreML__Specification__CumSumLayerParams init_value = CORE_ML__SPECIFICATION__CUM_SUM_LAYER_PARAMS__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__cum_sum_layer_params__get_packed_size
+                     (const CoreML__Specification__CumSumLayerParams *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__cum_sum_layer_params__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__cum_sum_layer_params__pack
+                     (const CoreML__Specification__CumSumLayerParams *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__cum_sum_layer_params__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__cum_sum_layer_params__pack_to_buffer
+                     (const CoreML__Specification__CumSumLayerParams *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__cum_sum_layer_params__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__CumSumLayerParams *
+       core_ml__specification__cum_sum_layer_params__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__CumSumLayerParams *)
+     protobuf_c_message_unpack (&core_ml__specification__cum_sum_layer_params__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__cum_sum_layer_params__free_unpacked
+                     (CoreML__Specification__CumSumLayerParams *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__cum_sum_layer_params__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 static const ProtobufCFieldDescriptor core_ml__specification__network_update_parameters__field_descriptors[5] =
@@ -7710,7 +10590,7 @@ const ProtobufCMessageDescriptor core_ml__specification__tensor__descriptor =
   (ProtobufCMessageInit) core_ml__specification__tensor__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__neural_network_layer__field_descriptors[101] =
+static const ProtobufCFieldDescriptor core_ml__specification__neural_network_layer__field_descriptors[164] =
 {
   {
     "name",
@@ -7948,6 +10828,18 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, resizebilinear),
     &core_ml__specification__resize_bilinear_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cropResize",
+    212,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, cropresize),
+    &core_ml__specification__crop_resize_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8253,6 +11145,78 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "branch",
+    605,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, branch),
+    &core_ml__specification__branch_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "loop",
+    615,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, loop),
+    &core_ml__specification__loop_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "loopBreak",
+    620,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, loopbreak),
+    &core_ml__specification__loop_break_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "loopContinue",
+    625,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, loopcontinue),
+    &core_ml__specification__loop_continue_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rangeStatic",
+    635,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, rangestatic),
+    &core_ml__specification__range_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rangeDynamic",
+    640,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, rangedynamic),
+    &core_ml__specification__range_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "clip",
     660,
     PROTOBUF_C_LABEL_NONE,
@@ -8493,6 +11457,138 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "equal",
+    815,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, equal),
+    &core_ml__specification__equal_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notEqual",
+    820,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, notequal),
+    &core_ml__specification__not_equal_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lessThan",
+    825,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, lessthan),
+    &core_ml__specification__less_than_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lessEqual",
+    827,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, lessequal),
+    &core_ml__specification__less_equal_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "greaterThan",
+    830,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, greaterthan),
+    &core_ml__specification__greater_than_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "greaterEqual",
+    832,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, greaterequal),
+    &core_ml__specification__greater_equal_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "logicalOr",
+    840,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, logicalor),
+    &core_ml__specification__logical_or_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "logicalXor",
+    845,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, logicalxor),
+    &core_ml__specification__logical_xor_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "logicalNot",
+    850,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, logicalnot),
+    &core_ml__specification__logical_not_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "logicalAnd",
+    855,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, logicaland),
+    &core_ml__specification__logical_and_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "modBroadcastable",
+    865,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, modbroadcastable),
+    &core_ml__specification__mod_broadcastable_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "minBroadcastable",
     870,
     PROTOBUF_C_LABEL_NONE,
@@ -8548,6 +11644,18 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, dividebroadcastable),
     &core_ml__specification__divide_broadcastable_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "floorDivBroadcastable",
+    895,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, floordivbroadcastable),
+    &core_ml__specification__floor_div_broadcastable_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8613,6 +11721,42 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "scatter",
+    935,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, scatter),
+    &core_ml__specification__scatter_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gatherND",
+    940,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, gathernd),
+    &core_ml__specification__gather_ndlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "scatterND",
+    945,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, scatternd),
+    &core_ml__specification__scatter_ndlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "softmaxND",
     950,
     PROTOBUF_C_LABEL_NONE,
@@ -8620,6 +11764,54 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, softmaxnd),
     &core_ml__specification__softmax_ndlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gatherAlongAxis",
+    952,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, gatheralongaxis),
+    &core_ml__specification__gather_along_axis_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "scatterAlongAxis",
+    954,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, scatteralongaxis),
+    &core_ml__specification__scatter_along_axis_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reverse",
+    960,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, reverse),
+    &core_ml__specification__reverse_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reverseSeq",
+    965,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, reverseseq),
+    &core_ml__specification__reverse_seq_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8673,6 +11865,54 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "sliceDynamic",
+    1000,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, slicedynamic),
+    &core_ml__specification__slice_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "slidingWindows",
+    1005,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, slidingwindows),
+    &core_ml__specification__sliding_windows_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "topK",
+    1015,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, topk),
+    &core_ml__specification__top_klayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "argMin",
+    1020,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, argmin),
+    &core_ml__specification__arg_min_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "argMax",
     1025,
     PROTOBUF_C_LABEL_NONE,
@@ -8709,6 +11949,18 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "getShape",
+    1065,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, getshape),
+    &core_ml__specification__get_shape_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "loadConstantND",
     1070,
     PROTOBUF_C_LABEL_NONE,
@@ -8716,6 +11968,78 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, loadconstantnd),
     &core_ml__specification__load_constant_ndlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fillLike",
+    1080,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, filllike),
+    &core_ml__specification__fill_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fillStatic",
+    1085,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, fillstatic),
+    &core_ml__specification__fill_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fillDynamic",
+    1090,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, filldynamic),
+    &core_ml__specification__fill_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "broadcastToLike",
+    1100,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, broadcasttolike),
+    &core_ml__specification__broadcast_to_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "broadcastToStatic",
+    1105,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, broadcasttostatic),
+    &core_ml__specification__broadcast_to_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "broadcastToDynamic",
+    1110,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, broadcasttodynamic),
+    &core_ml__specification__broadcast_to_dynamic_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8757,6 +12081,18 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "reshapeLike",
+    1135,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, reshapelike),
+    &core_ml__specification__reshape_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "reshapeStatic",
     1140,
     PROTOBUF_C_LABEL_NONE,
@@ -8769,6 +12105,30 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "reshapeDynamic",
+    1145,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, reshapedynamic),
+    &core_ml__specification__reshape_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rankPreservingReshape",
+    1150,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, rankpreservingreshape),
+    &core_ml__specification__rank_preserving_reshape_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "constantPad",
     1155,
     PROTOBUF_C_LABEL_NONE,
@@ -8776,6 +12136,126 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, constantpad),
     &core_ml__specification__constant_padding_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomNormalLike",
+    1170,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomnormallike),
+    &core_ml__specification__random_normal_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomNormalStatic",
+    1175,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomnormalstatic),
+    &core_ml__specification__random_normal_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomNormalDynamic",
+    1180,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomnormaldynamic),
+    &core_ml__specification__random_normal_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomUniformLike",
+    1190,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomuniformlike),
+    &core_ml__specification__random_uniform_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomUniformStatic",
+    1195,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomuniformstatic),
+    &core_ml__specification__random_uniform_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomUniformDynamic",
+    1200,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randomuniformdynamic),
+    &core_ml__specification__random_uniform_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomBernoulliLike",
+    1210,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randombernoullilike),
+    &core_ml__specification__random_bernoulli_like_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomBernoulliStatic",
+    1215,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randombernoullistatic),
+    &core_ml__specification__random_bernoulli_static_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "randomBernoulliDynamic",
+    1220,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, randombernoullidynamic),
+    &core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "categoricalDistribution",
+    1230,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, categoricaldistribution),
+    &core_ml__specification__categorical_distribution_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8901,6 +12381,66 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "whereNonZero",
+    1313,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, wherenonzero),
+    &core_ml__specification__where_non_zero_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "matrixBandPart",
+    1315,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, matrixbandpart),
+    &core_ml__specification__matrix_band_part_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lowerTriangular",
+    1320,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, lowertriangular),
+    &core_ml__specification__lower_triangular_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "upperTriangular",
+    1325,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, uppertriangular),
+    &core_ml__specification__upper_triangular_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "whereBroadcastable",
+    1330,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, wherebroadcastable),
+    &core_ml__specification__where_broadcastable_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "layerNormalization",
     1350,
     PROTOBUF_C_LABEL_NONE,
@@ -8908,6 +12448,42 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
     offsetof(CoreML__Specification__NeuralNetworkLayer, layernormalization),
     &core_ml__specification__layer_normalization_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "NonMaximumSuppression",
+    1400,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, nonmaximumsuppression),
+    &core_ml__specification__non_maximum_suppression_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "oneHot",
+    1450,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, onehot),
+    &core_ml__specification__one_hot_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cumSum",
+    1455,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, cumsum),
+    &core_ml__specification__cum_sum_layer_params__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -8924,111 +12500,234 @@ static const ProtobufCFieldDescriptor core_ml__specification__neural_network_lay
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "argSort",
+    1461,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, argsort),
+    &core_ml__specification__arg_sort_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pooling3d",
+    1465,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, pooling3d),
+    &core_ml__specification__pooling3_dlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "globalPooling3d",
+    1466,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, globalpooling3d),
+    &core_ml__specification__global_pooling3_dlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sliceBySize",
+    1470,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, slicebysize),
+    &core_ml__specification__slice_by_size_layer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "convolution3d",
+    1471,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__NeuralNetworkLayer, layer_case),
+    offsetof(CoreML__Specification__NeuralNetworkLayer, convolution3d),
+    &core_ml__specification__convolution3_dlayer_params__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned core_ml__specification__neural_network_layer__field_indices_by_name[] = {
-  55,   /* field[55] = acos */
-  61,   /* field[61] = acosh */
+  155,   /* field[155] = NonMaximumSuppression */
+  62,   /* field[62] = acos */
+  68,   /* field[68] = acosh */
   8,   /* field[8] = activation */
-  21,   /* field[21] = add */
-  67,   /* field[67] = addBroadcastable */
-  80,   /* field[80] = argMax */
-  54,   /* field[54] = asin */
-  60,   /* field[60] = asinh */
-  56,   /* field[56] = atan */
-  62,   /* field[62] = atanh */
-  23,   /* field[23] = average */
-  82,   /* field[82] = batchedMatmul */
+  22,   /* field[22] = add */
+  85,   /* field[85] = addBroadcastable */
+  110,   /* field[110] = argMax */
+  109,   /* field[109] = argMin */
+  159,   /* field[159] = argSort */
+  61,   /* field[61] = asin */
+  67,   /* field[67] = asinh */
+  63,   /* field[63] = atan */
+  69,   /* field[69] = atanh */
+  24,   /* field[24] = average */
+  112,   /* field[112] = batchedMatmul */
   11,   /* field[11] = batchnorm */
-  42,   /* field[42] = biDirectionalLSTM */
-  25,   /* field[25] = bias */
-  46,   /* field[46] = ceil */
-  100,   /* field[100] = clampedReLU */
-  45,   /* field[45] = clip */
-  34,   /* field[34] = concat */
-  77,   /* field[77] = concatND */
-  88,   /* field[88] = constantPad */
+  43,   /* field[43] = biDirectionalLSTM */
+  26,   /* field[26] = bias */
+  46,   /* field[46] = branch */
+  120,   /* field[120] = broadcastToDynamic */
+  118,   /* field[118] = broadcastToLike */
+  119,   /* field[119] = broadcastToStatic */
+  138,   /* field[138] = categoricalDistribution */
+  53,   /* field[53] = ceil */
+  158,   /* field[158] = clampedReLU */
+  52,   /* field[52] = clip */
+  35,   /* field[35] = concat */
+  103,   /* field[103] = concatND */
+  128,   /* field[128] = constantPad */
   6,   /* field[6] = convolution */
-  44,   /* field[44] = copy */
-  52,   /* field[52] = cos */
-  58,   /* field[58] = cosh */
+  163,   /* field[163] = convolution3d */
+  45,   /* field[45] = copy */
+  59,   /* field[59] = cos */
+  65,   /* field[65] = cosh */
   16,   /* field[16] = crop */
-  43,   /* field[43] = custom */
-  69,   /* field[69] = divideBroadcastable */
-  28,   /* field[28] = dot */
+  20,   /* field[20] = cropResize */
+  157,   /* field[157] = cumSum */
+  44,   /* field[44] = custom */
+  87,   /* field[87] = divideBroadcastable */
+  29,   /* field[29] = dot */
   10,   /* field[10] = embedding */
-  81,   /* field[81] = embeddingND */
-  63,   /* field[63] = erf */
-  50,   /* field[50] = exp2 */
-  85,   /* field[85] = expandDims */
-  32,   /* field[32] = flatten */
-  86,   /* field[86] = flattenTo2D */
-  47,   /* field[47] = floor */
-  74,   /* field[74] = gather */
-  64,   /* field[64] = gelu */
-  40,   /* field[40] = gru */
+  111,   /* field[111] = embeddingND */
+  72,   /* field[72] = equal */
+  70,   /* field[70] = erf */
+  57,   /* field[57] = exp2 */
+  122,   /* field[122] = expandDims */
+  117,   /* field[117] = fillDynamic */
+  115,   /* field[115] = fillLike */
+  116,   /* field[116] = fillStatic */
+  33,   /* field[33] = flatten */
+  123,   /* field[123] = flattenTo2D */
+  54,   /* field[54] = floor */
+  88,   /* field[88] = floorDivBroadcastable */
+  93,   /* field[93] = gather */
+  98,   /* field[98] = gatherAlongAxis */
+  95,   /* field[95] = gatherND */
+  71,   /* field[71] = gelu */
+  113,   /* field[113] = getShape */
+  161,   /* field[161] = globalPooling3d */
+  77,   /* field[77] = greaterEqual */
+  76,   /* field[76] = greaterThan */
+  41,   /* field[41] = gru */
   9,   /* field[9] = innerProduct */
   1,   /* field[1] = input */
   3,   /* field[3] = inputTensor */
   5,   /* field[5] = isUpdatable */
   13,   /* field[13] = l2normalize */
-  99,   /* field[99] = layerNormalization */
-  30,   /* field[30] = loadConstant */
-  83,   /* field[83] = loadConstantND */
+  154,   /* field[154] = layerNormalization */
+  75,   /* field[75] = lessEqual */
+  74,   /* field[74] = lessThan */
+  31,   /* field[31] = loadConstant */
+  114,   /* field[114] = loadConstantND */
+  81,   /* field[81] = logicalAnd */
+  80,   /* field[80] = logicalNot */
+  78,   /* field[78] = logicalOr */
+  79,   /* field[79] = logicalXor */
+  47,   /* field[47] = loop */
+  48,   /* field[48] = loopBreak */
+  49,   /* field[49] = loopContinue */
+  151,   /* field[151] = lowerTriangular */
   15,   /* field[15] = lrn */
-  26,   /* field[26] = max */
-  66,   /* field[66] = maxBroadcastable */
-  27,   /* field[27] = min */
-  65,   /* field[65] = minBroadcastable */
-  22,   /* field[22] = multiply */
-  70,   /* field[70] = multiplyBroadcastable */
+  150,   /* field[150] = matrixBandPart */
+  27,   /* field[27] = max */
+  84,   /* field[84] = maxBroadcastable */
+  28,   /* field[28] = min */
+  83,   /* field[83] = minBroadcastable */
+  82,   /* field[82] = modBroadcastable */
+  23,   /* field[23] = multiply */
+  89,   /* field[89] = multiplyBroadcastable */
   12,   /* field[12] = mvn */
   0,   /* field[0] = name */
+  73,   /* field[73] = notEqual */
+  156,   /* field[156] = oneHot */
   2,   /* field[2] = output */
   4,   /* field[4] = outputTensor */
   17,   /* field[17] = padding */
-  33,   /* field[33] = permute */
+  34,   /* field[34] = permute */
   7,   /* field[7] = pooling */
-  68,   /* field[68] = powBroadcastable */
-  29,   /* field[29] = reduce */
-  89,   /* field[89] = reduceL1 */
-  90,   /* field[90] = reduceL2 */
-  96,   /* field[96] = reduceLogSum */
-  98,   /* field[98] = reduceLogSumExp */
-  91,   /* field[91] = reduceMax */
-  95,   /* field[95] = reduceMean */
-  92,   /* field[92] = reduceMin */
-  94,   /* field[94] = reduceProd */
-  93,   /* field[93] = reduceSum */
-  97,   /* field[97] = reduceSumSquare */
-  37,   /* field[37] = reorganizeData */
-  31,   /* field[31] = reshape */
-  87,   /* field[87] = reshapeStatic */
+  160,   /* field[160] = pooling3d */
+  86,   /* field[86] = powBroadcastable */
+  137,   /* field[137] = randomBernoulliDynamic */
+  135,   /* field[135] = randomBernoulliLike */
+  136,   /* field[136] = randomBernoulliStatic */
+  131,   /* field[131] = randomNormalDynamic */
+  129,   /* field[129] = randomNormalLike */
+  130,   /* field[130] = randomNormalStatic */
+  134,   /* field[134] = randomUniformDynamic */
+  132,   /* field[132] = randomUniformLike */
+  133,   /* field[133] = randomUniformStatic */
+  51,   /* field[51] = rangeDynamic */
+  50,   /* field[50] = rangeStatic */
+  127,   /* field[127] = rankPreservingReshape */
+  30,   /* field[30] = reduce */
+  139,   /* field[139] = reduceL1 */
+  140,   /* field[140] = reduceL2 */
+  146,   /* field[146] = reduceLogSum */
+  148,   /* field[148] = reduceLogSumExp */
+  141,   /* field[141] = reduceMax */
+  145,   /* field[145] = reduceMean */
+  142,   /* field[142] = reduceMin */
+  144,   /* field[144] = reduceProd */
+  143,   /* field[143] = reduceSum */
+  147,   /* field[147] = reduceSumSquare */
+  38,   /* field[38] = reorganizeData */
+  32,   /* field[32] = reshape */
+  126,   /* field[126] = reshapeDynamic */
+  124,   /* field[124] = reshapeLike */
+  125,   /* field[125] = reshapeStatic */
   19,   /* field[19] = resizeBilinear */
-  49,   /* field[49] = round */
-  24,   /* field[24] = scale */
-  36,   /* field[36] = sequenceRepeat */
-  48,   /* field[48] = sign */
-  39,   /* field[39] = simpleRecurrent */
-  51,   /* field[51] = sin */
-  57,   /* field[57] = sinh */
-  38,   /* field[38] = slice */
-  79,   /* field[79] = sliceStatic */
+  100,   /* field[100] = reverse */
+  101,   /* field[101] = reverseSeq */
+  56,   /* field[56] = round */
+  25,   /* field[25] = scale */
+  94,   /* field[94] = scatter */
+  99,   /* field[99] = scatterAlongAxis */
+  96,   /* field[96] = scatterND */
+  37,   /* field[37] = sequenceRepeat */
+  55,   /* field[55] = sign */
+  40,   /* field[40] = simpleRecurrent */
+  58,   /* field[58] = sin */
+  64,   /* field[64] = sinh */
+  39,   /* field[39] = slice */
+  162,   /* field[162] = sliceBySize */
+  106,   /* field[106] = sliceDynamic */
+  105,   /* field[105] = sliceStatic */
+  107,   /* field[107] = slidingWindows */
   14,   /* field[14] = softmax */
-  75,   /* field[75] = softmaxND */
-  35,   /* field[35] = split */
-  76,   /* field[76] = splitND */
-  84,   /* field[84] = squeeze */
-  73,   /* field[73] = stack */
-  71,   /* field[71] = subtractBroadcastable */
-  53,   /* field[53] = tan */
-  59,   /* field[59] = tanh */
-  72,   /* field[72] = tile */
-  78,   /* field[78] = transpose */
-  20,   /* field[20] = unary */
-  41,   /* field[41] = uniDirectionalLSTM */
+  97,   /* field[97] = softmaxND */
+  36,   /* field[36] = split */
+  102,   /* field[102] = splitND */
+  121,   /* field[121] = squeeze */
+  92,   /* field[92] = stack */
+  90,   /* field[90] = subtractBroadcastable */
+  60,   /* field[60] = tan */
+  66,   /* field[66] = tanh */
+  91,   /* field[91] = tile */
+  108,   /* field[108] = topK */
+  104,   /* field[104] = transpose */
+  21,   /* field[21] = unary */
+  42,   /* field[42] = uniDirectionalLSTM */
+  152,   /* field[152] = upperTriangular */
   18,   /* field[18] = upsample */
+  153,   /* field[153] = whereBroadcastable */
+  149,   /* field[149] = whereNonZero */
 };
-static const ProtobufCIntRange core_ml__specification__neural_network_layer__number_ranges[93 + 1] =
+static const ProtobufCIntRange core_ml__specification__neural_network_layer__number_ranges[152 + 1] =
 {
   { 1, 0 },
   { 10, 5 },
@@ -9045,85 +12744,144 @@ static const ProtobufCIntRange core_ml__specification__neural_network_layer__num
   { 190, 16 },
   { 200, 17 },
   { 210, 18 },
-  { 220, 20 },
-  { 230, 21 },
-  { 240, 23 },
-  { 245, 24 },
-  { 250, 25 },
-  { 260, 26 },
-  { 270, 28 },
-  { 280, 29 },
-  { 290, 30 },
-  { 300, 31 },
-  { 310, 33 },
-  { 320, 34 },
-  { 330, 35 },
-  { 340, 36 },
-  { 345, 37 },
-  { 350, 38 },
-  { 400, 39 },
-  { 410, 40 },
-  { 420, 41 },
-  { 430, 42 },
-  { 500, 43 },
-  { 600, 44 },
-  { 660, 45 },
-  { 665, 46 },
-  { 670, 47 },
-  { 680, 48 },
-  { 685, 49 },
-  { 700, 50 },
-  { 710, 51 },
-  { 715, 52 },
-  { 720, 53 },
-  { 730, 54 },
-  { 735, 55 },
-  { 740, 56 },
-  { 750, 57 },
-  { 755, 58 },
-  { 760, 59 },
-  { 770, 60 },
-  { 775, 61 },
-  { 780, 62 },
-  { 790, 63 },
-  { 795, 64 },
-  { 870, 65 },
-  { 875, 66 },
-  { 880, 67 },
-  { 885, 68 },
-  { 890, 69 },
-  { 900, 70 },
-  { 905, 71 },
-  { 920, 72 },
-  { 925, 73 },
-  { 930, 74 },
-  { 950, 75 },
-  { 975, 76 },
-  { 980, 77 },
-  { 985, 78 },
-  { 995, 79 },
-  { 1025, 80 },
-  { 1040, 81 },
-  { 1045, 82 },
-  { 1070, 83 },
-  { 1120, 84 },
-  { 1125, 85 },
-  { 1130, 86 },
-  { 1140, 87 },
-  { 1155, 88 },
-  { 1250, 89 },
-  { 1255, 90 },
-  { 1260, 91 },
-  { 1265, 92 },
-  { 1270, 93 },
-  { 1275, 94 },
-  { 1280, 95 },
-  { 1285, 96 },
-  { 1290, 97 },
-  { 1295, 98 },
-  { 1350, 99 },
-  { 1460, 100 },
-  { 0, 101 }
+  { 220, 21 },
+  { 230, 22 },
+  { 240, 24 },
+  { 245, 25 },
+  { 250, 26 },
+  { 260, 27 },
+  { 270, 29 },
+  { 280, 30 },
+  { 290, 31 },
+  { 300, 32 },
+  { 310, 34 },
+  { 320, 35 },
+  { 330, 36 },
+  { 340, 37 },
+  { 345, 38 },
+  { 350, 39 },
+  { 400, 40 },
+  { 410, 41 },
+  { 420, 42 },
+  { 430, 43 },
+  { 500, 44 },
+  { 600, 45 },
+  { 605, 46 },
+  { 615, 47 },
+  { 620, 48 },
+  { 625, 49 },
+  { 635, 50 },
+  { 640, 51 },
+  { 660, 52 },
+  { 665, 53 },
+  { 670, 54 },
+  { 680, 55 },
+  { 685, 56 },
+  { 700, 57 },
+  { 710, 58 },
+  { 715, 59 },
+  { 720, 60 },
+  { 730, 61 },
+  { 735, 62 },
+  { 740, 63 },
+  { 750, 64 },
+  { 755, 65 },
+  { 760, 66 },
+  { 770, 67 },
+  { 775, 68 },
+  { 780, 69 },
+  { 790, 70 },
+  { 795, 71 },
+  { 815, 72 },
+  { 820, 73 },
+  { 825, 74 },
+  { 827, 75 },
+  { 830, 76 },
+  { 832, 77 },
+  { 840, 78 },
+  { 845, 79 },
+  { 850, 80 },
+  { 855, 81 },
+  { 865, 82 },
+  { 870, 83 },
+  { 875, 84 },
+  { 880, 85 },
+  { 885, 86 },
+  { 890, 87 },
+  { 895, 88 },
+  { 900, 89 },
+  { 905, 90 },
+  { 920, 91 },
+  { 925, 92 },
+  { 930, 93 },
+  { 935, 94 },
+  { 940, 95 },
+  { 945, 96 },
+  { 950, 97 },
+  { 952, 98 },
+  { 954, 99 },
+  { 960, 100 },
+  { 965, 101 },
+  { 975, 102 },
+  { 980, 103 },
+  { 985, 104 },
+  { 995, 105 },
+  { 1000, 106 },
+  { 1005, 107 },
+  { 1015, 108 },
+  { 1020, 109 },
+  { 1025, 110 },
+  { 1040, 111 },
+  { 1045, 112 },
+  { 1065, 113 },
+  { 1070, 114 },
+  { 1080, 115 },
+  { 1085, 116 },
+  { 1090, 117 },
+  { 1100, 118 },
+  { 1105, 119 },
+  { 1110, 120 },
+  { 1120, 121 },
+  { 1125, 122 },
+  { 1130, 123 },
+  { 1135, 124 },
+  { 1140, 125 },
+  { 1145, 126 },
+  { 1150, 127 },
+  { 1155, 128 },
+  { 1170, 129 },
+  { 1175, 130 },
+  { 1180, 131 },
+  { 1190, 132 },
+  { 1195, 133 },
+  { 1200, 134 },
+  { 1210, 135 },
+  { 1215, 136 },
+  { 1220, 137 },
+  { 1230, 138 },
+  { 1250, 139 },
+  { 1255, 140 },
+  { 1260, 141 },
+  { 1265, 142 },
+  { 1270, 143 },
+  { 1275, 144 },
+  { 1280, 145 },
+  { 1285, 146 },
+  { 1290, 147 },
+  { 1295, 148 },
+  { 1313, 149 },
+  { 1315, 150 },
+  { 1320, 151 },
+  { 1325, 152 },
+  { 1330, 153 },
+  { 1350, 154 },
+  { 1400, 155 },
+  { 1450, 156 },
+  { 1455, 157 },
+  { 1460, 158 },
+  { 1465, 160 },
+  { 1470, 162 },
+  { 0, 164 }
 };
 const ProtobufCMessageDescriptor core_ml__specification__neural_network_layer__descriptor =
 {
@@ -9133,11 +12891,493 @@ const ProtobufCMessageDescriptor core_ml__specification__neural_network_layer__d
   "CoreML__Specification__NeuralNetworkLayer",
   "CoreML.Specification",
   sizeof(CoreML__Specification__NeuralNetworkLayer),
-  101,
+  164,
   core_ml__specification__neural_network_layer__field_descriptors,
   core_ml__specification__neural_network_layer__field_indices_by_name,
-  93,  core_ml__specification__neural_network_layer__number_ranges,
+  152,  core_ml__specification__neural_network_layer__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__neural_network_layer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__branch_layer_params__field_descriptors[2] =
+{
+  {
+    "ifBranch",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BranchLayerParams, ifbranch),
+    &core_ml__specification__neural_network__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "elseBranch",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BranchLayerParams, elsebranch),
+    &core_ml__specification__neural_network__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__branch_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = elseBranch */
+  0,   /* field[0] = ifBranch */
+};
+static const ProtobufCIntRange core_ml__specification__branch_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__branch_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BranchLayerParams",
+  "BranchLayerParams",
+  "CoreML__Specification__BranchLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BranchLayerParams),
+  2,
+  core_ml__specification__branch_layer_params__field_descriptors,
+  core_ml__specification__branch_layer_params__field_indices_by_name,
+  1,  core_ml__specification__branch_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__branch_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__loop_layer_params__field_descriptors[4] =
+{
+  {
+    "maxLoopIterations",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LoopLayerParams, maxloopiterations),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conditionVar",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LoopLayerParams, conditionvar),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conditionNetwork",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LoopLayerParams, conditionnetwork),
+    &core_ml__specification__neural_network__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bodyNetwork",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LoopLayerParams, bodynetwork),
+    &core_ml__specification__neural_network__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__loop_layer_params__field_indices_by_name[] = {
+  3,   /* field[3] = bodyNetwork */
+  2,   /* field[2] = conditionNetwork */
+  1,   /* field[1] = conditionVar */
+  0,   /* field[0] = maxLoopIterations */
+};
+static const ProtobufCIntRange core_ml__specification__loop_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__loop_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LoopLayerParams",
+  "LoopLayerParams",
+  "CoreML__Specification__LoopLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LoopLayerParams),
+  4,
+  core_ml__specification__loop_layer_params__field_descriptors,
+  core_ml__specification__loop_layer_params__field_indices_by_name,
+  1,  core_ml__specification__loop_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__loop_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__loop_break_layer_params__field_descriptors NULL
+#define core_ml__specification__loop_break_layer_params__field_indices_by_name NULL
+#define core_ml__specification__loop_break_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__loop_break_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LoopBreakLayerParams",
+  "LoopBreakLayerParams",
+  "CoreML__Specification__LoopBreakLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LoopBreakLayerParams),
+  0,
+  core_ml__specification__loop_break_layer_params__field_descriptors,
+  core_ml__specification__loop_break_layer_params__field_indices_by_name,
+  0,  core_ml__specification__loop_break_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__loop_break_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__loop_continue_layer_params__field_descriptors NULL
+#define core_ml__specification__loop_continue_layer_params__field_indices_by_name NULL
+#define core_ml__specification__loop_continue_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__loop_continue_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LoopContinueLayerParams",
+  "LoopContinueLayerParams",
+  "CoreML__Specification__LoopContinueLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LoopContinueLayerParams),
+  0,
+  core_ml__specification__loop_continue_layer_params__field_descriptors,
+  core_ml__specification__loop_continue_layer_params__field_indices_by_name,
+  0,  core_ml__specification__loop_continue_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__loop_continue_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__copy_layer_params__field_descriptors NULL
+#define core_ml__specification__copy_layer_params__field_indices_by_name NULL
+#define core_ml__specification__copy_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__copy_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CopyLayerParams",
+  "CopyLayerParams",
+  "CoreML__Specification__CopyLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CopyLayerParams),
+  0,
+  core_ml__specification__copy_layer_params__field_descriptors,
+  core_ml__specification__copy_layer_params__field_indices_by_name,
+  0,  core_ml__specification__copy_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__copy_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__greater_than_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GreaterThanLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__greater_than_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__greater_than_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__greater_than_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GreaterThanLayerParams",
+  "GreaterThanLayerParams",
+  "CoreML__Specification__GreaterThanLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GreaterThanLayerParams),
+  1,
+  core_ml__specification__greater_than_layer_params__field_descriptors,
+  core_ml__specification__greater_than_layer_params__field_indices_by_name,
+  1,  core_ml__specification__greater_than_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__greater_than_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__greater_equal_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GreaterEqualLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__greater_equal_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__greater_equal_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__greater_equal_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GreaterEqualLayerParams",
+  "GreaterEqualLayerParams",
+  "CoreML__Specification__GreaterEqualLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GreaterEqualLayerParams),
+  1,
+  core_ml__specification__greater_equal_layer_params__field_descriptors,
+  core_ml__specification__greater_equal_layer_params__field_indices_by_name,
+  1,  core_ml__specification__greater_equal_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__greater_equal_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__less_than_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LessThanLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__less_than_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__less_than_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__less_than_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LessThanLayerParams",
+  "LessThanLayerParams",
+  "CoreML__Specification__LessThanLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LessThanLayerParams),
+  1,
+  core_ml__specification__less_than_layer_params__field_descriptors,
+  core_ml__specification__less_than_layer_params__field_indices_by_name,
+  1,  core_ml__specification__less_than_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__less_than_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__less_equal_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LessEqualLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__less_equal_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__less_equal_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__less_equal_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LessEqualLayerParams",
+  "LessEqualLayerParams",
+  "CoreML__Specification__LessEqualLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LessEqualLayerParams),
+  1,
+  core_ml__specification__less_equal_layer_params__field_descriptors,
+  core_ml__specification__less_equal_layer_params__field_indices_by_name,
+  1,  core_ml__specification__less_equal_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__less_equal_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__equal_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__EqualLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__equal_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__equal_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__equal_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.EqualLayerParams",
+  "EqualLayerParams",
+  "CoreML__Specification__EqualLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__EqualLayerParams),
+  1,
+  core_ml__specification__equal_layer_params__field_descriptors,
+  core_ml__specification__equal_layer_params__field_indices_by_name,
+  1,  core_ml__specification__equal_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__equal_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__not_equal_layer_params__field_descriptors[1] =
+{
+  {
+    "alpha",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NotEqualLayerParams, alpha),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__not_equal_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = alpha */
+};
+static const ProtobufCIntRange core_ml__specification__not_equal_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__not_equal_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.NotEqualLayerParams",
+  "NotEqualLayerParams",
+  "CoreML__Specification__NotEqualLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__NotEqualLayerParams),
+  1,
+  core_ml__specification__not_equal_layer_params__field_descriptors,
+  core_ml__specification__not_equal_layer_params__field_indices_by_name,
+  1,  core_ml__specification__not_equal_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__not_equal_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__logical_and_layer_params__field_descriptors NULL
+#define core_ml__specification__logical_and_layer_params__field_indices_by_name NULL
+#define core_ml__specification__logical_and_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__logical_and_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LogicalAndLayerParams",
+  "LogicalAndLayerParams",
+  "CoreML__Specification__LogicalAndLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LogicalAndLayerParams),
+  0,
+  core_ml__specification__logical_and_layer_params__field_descriptors,
+  core_ml__specification__logical_and_layer_params__field_indices_by_name,
+  0,  core_ml__specification__logical_and_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__logical_and_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__logical_or_layer_params__field_descriptors NULL
+#define core_ml__specification__logical_or_layer_params__field_indices_by_name NULL
+#define core_ml__specification__logical_or_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__logical_or_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LogicalOrLayerParams",
+  "LogicalOrLayerParams",
+  "CoreML__Specification__LogicalOrLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LogicalOrLayerParams),
+  0,
+  core_ml__specification__logical_or_layer_params__field_descriptors,
+  core_ml__specification__logical_or_layer_params__field_indices_by_name,
+  0,  core_ml__specification__logical_or_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__logical_or_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__logical_xor_layer_params__field_descriptors NULL
+#define core_ml__specification__logical_xor_layer_params__field_indices_by_name NULL
+#define core_ml__specification__logical_xor_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__logical_xor_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LogicalXorLayerParams",
+  "LogicalXorLayerParams",
+  "CoreML__Specification__LogicalXorLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LogicalXorLayerParams),
+  0,
+  core_ml__specification__logical_xor_layer_params__field_descriptors,
+  core_ml__specification__logical_xor_layer_params__field_indices_by_name,
+  0,  core_ml__specification__logical_xor_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__logical_xor_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__logical_not_layer_params__field_descriptors NULL
+#define core_ml__specification__logical_not_layer_params__field_indices_by_name NULL
+#define core_ml__specification__logical_not_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__logical_not_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.LogicalNotLayerParams",
+  "LogicalNotLayerParams",
+  "CoreML__Specification__LogicalNotLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__LogicalNotLayerParams),
+  0,
+  core_ml__specification__logical_not_layer_params__field_descriptors,
+  core_ml__specification__logical_not_layer_params__field_indices_by_name,
+  0,  core_ml__specification__logical_not_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__logical_not_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__border_amounts__edge_sizes__field_descriptors[2] =
@@ -9401,6 +13641,76 @@ const ProtobufCMessageDescriptor core_ml__specification__sampling_mode__descript
   core_ml__specification__sampling_mode__field_indices_by_name,
   1,  core_ml__specification__sampling_mode__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__sampling_mode__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__box_coordinates_mode__coordinates__enum_values_by_number[4] =
+{
+  { "CORNERS_HEIGHT_FIRST", "CORE_ML__SPECIFICATION__BOX_COORDINATES_MODE__COORDINATES__CORNERS_HEIGHT_FIRST", 0 },
+  { "CORNERS_WIDTH_FIRST", "CORE_ML__SPECIFICATION__BOX_COORDINATES_MODE__COORDINATES__CORNERS_WIDTH_FIRST", 1 },
+  { "CENTER_SIZE_HEIGHT_FIRST", "CORE_ML__SPECIFICATION__BOX_COORDINATES_MODE__COORDINATES__CENTER_SIZE_HEIGHT_FIRST", 2 },
+  { "CENTER_SIZE_WIDTH_FIRST", "CORE_ML__SPECIFICATION__BOX_COORDINATES_MODE__COORDINATES__CENTER_SIZE_WIDTH_FIRST", 3 },
+};
+static const ProtobufCIntRange core_ml__specification__box_coordinates_mode__coordinates__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__box_coordinates_mode__coordinates__enum_values_by_name[4] =
+{
+  { "CENTER_SIZE_HEIGHT_FIRST", 2 },
+  { "CENTER_SIZE_WIDTH_FIRST", 3 },
+  { "CORNERS_HEIGHT_FIRST", 0 },
+  { "CORNERS_WIDTH_FIRST", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__box_coordinates_mode__coordinates__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BoxCoordinatesMode.Coordinates",
+  "Coordinates",
+  "CoreML__Specification__BoxCoordinatesMode__Coordinates",
+  "CoreML.Specification",
+  4,
+  core_ml__specification__box_coordinates_mode__coordinates__enum_values_by_number,
+  4,
+  core_ml__specification__box_coordinates_mode__coordinates__enum_values_by_name,
+  1,
+  core_ml__specification__box_coordinates_mode__coordinates__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__box_coordinates_mode__field_descriptors[1] =
+{
+  {
+    "boxMode",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BoxCoordinatesMode, boxmode),
+    &core_ml__specification__box_coordinates_mode__coordinates__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__box_coordinates_mode__field_indices_by_name[] = {
+  0,   /* field[0] = boxMode */
+};
+static const ProtobufCIntRange core_ml__specification__box_coordinates_mode__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__box_coordinates_mode__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BoxCoordinatesMode",
+  "BoxCoordinatesMode",
+  "CoreML__Specification__BoxCoordinatesMode",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BoxCoordinatesMode),
+  1,
+  core_ml__specification__box_coordinates_mode__field_descriptors,
+  core_ml__specification__box_coordinates_mode__field_indices_by_name,
+  1,  core_ml__specification__box_coordinates_mode__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__box_coordinates_mode__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__weight_params__field_descriptors[6] =
@@ -9864,6 +14174,381 @@ const ProtobufCMessageDescriptor core_ml__specification__convolution_layer_param
   core_ml__specification__convolution_layer_params__field_indices_by_name,
   10,  core_ml__specification__convolution_layer_params__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__convolution_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__convolution3_dlayer_params__padding_type__enum_values_by_number[3] =
+{
+  { "CUSTOM", "CORE_ML__SPECIFICATION__CONVOLUTION3_DLAYER_PARAMS__PADDING_TYPE__CUSTOM", 0 },
+  { "VALID", "CORE_ML__SPECIFICATION__CONVOLUTION3_DLAYER_PARAMS__PADDING_TYPE__VALID", 1 },
+  { "SAME", "CORE_ML__SPECIFICATION__CONVOLUTION3_DLAYER_PARAMS__PADDING_TYPE__SAME", 2 },
+};
+static const ProtobufCIntRange core_ml__specification__convolution3_dlayer_params__padding_type__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__convolution3_dlayer_params__padding_type__enum_values_by_name[3] =
+{
+  { "CUSTOM", 0 },
+  { "SAME", 2 },
+  { "VALID", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__convolution3_dlayer_params__padding_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Convolution3DLayerParams.PaddingType",
+  "PaddingType",
+  "CoreML__Specification__Convolution3DLayerParams__PaddingType",
+  "CoreML.Specification",
+  3,
+  core_ml__specification__convolution3_dlayer_params__padding_type__enum_values_by_number,
+  3,
+  core_ml__specification__convolution3_dlayer_params__padding_type__enum_values_by_name,
+  1,
+  core_ml__specification__convolution3_dlayer_params__padding_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__convolution3_dlayer_params__field_descriptors[24] =
+{
+  {
+    "outputChannels",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, outputchannels),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "inputChannels",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, inputchannels),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nGroups",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, ngroups),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelDepth",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, kerneldepth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelHeight",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, kernelheight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelWidth",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, kernelwidth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideDepth",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, stridedepth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideHeight",
+    32,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, strideheight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideWidth",
+    33,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, stridewidth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dilationDepth",
+    40,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, dilationdepth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dilationHeight",
+    41,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, dilationheight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dilationWidth",
+    42,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, dilationwidth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hasBias",
+    50,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, hasbias),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "weights",
+    60,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, weights),
+    &core_ml__specification__weight_params__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bias",
+    61,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, bias),
+    &core_ml__specification__weight_params__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paddingType",
+    70,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, paddingtype),
+    &core_ml__specification__convolution3_dlayer_params__padding_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingFront",
+    80,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingfront),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingBack",
+    81,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingback),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingTop",
+    82,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingtop),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingBottom",
+    83,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingbottom),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingLeft",
+    84,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingleft),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingRight",
+    85,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, custompaddingright),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "isDeconvolution",
+    86,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Convolution3DLayerParams, isdeconvolution),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputShape",
+    87,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__Convolution3DLayerParams, n_outputshape),
+    offsetof(CoreML__Specification__Convolution3DLayerParams, outputshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__convolution3_dlayer_params__field_indices_by_name[] = {
+  14,   /* field[14] = bias */
+  17,   /* field[17] = customPaddingBack */
+  19,   /* field[19] = customPaddingBottom */
+  16,   /* field[16] = customPaddingFront */
+  20,   /* field[20] = customPaddingLeft */
+  21,   /* field[21] = customPaddingRight */
+  18,   /* field[18] = customPaddingTop */
+  9,   /* field[9] = dilationDepth */
+  10,   /* field[10] = dilationHeight */
+  11,   /* field[11] = dilationWidth */
+  12,   /* field[12] = hasBias */
+  1,   /* field[1] = inputChannels */
+  22,   /* field[22] = isDeconvolution */
+  3,   /* field[3] = kernelDepth */
+  4,   /* field[4] = kernelHeight */
+  5,   /* field[5] = kernelWidth */
+  2,   /* field[2] = nGroups */
+  0,   /* field[0] = outputChannels */
+  23,   /* field[23] = outputShape */
+  15,   /* field[15] = paddingType */
+  6,   /* field[6] = strideDepth */
+  7,   /* field[7] = strideHeight */
+  8,   /* field[8] = strideWidth */
+  13,   /* field[13] = weights */
+};
+static const ProtobufCIntRange core_ml__specification__convolution3_dlayer_params__number_ranges[9 + 1] =
+{
+  { 1, 0 },
+  { 10, 2 },
+  { 20, 3 },
+  { 31, 6 },
+  { 40, 9 },
+  { 50, 12 },
+  { 60, 13 },
+  { 70, 15 },
+  { 80, 16 },
+  { 0, 24 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__convolution3_dlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Convolution3DLayerParams",
+  "Convolution3DLayerParams",
+  "CoreML__Specification__Convolution3DLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Convolution3DLayerParams),
+  24,
+  core_ml__specification__convolution3_dlayer_params__field_descriptors,
+  core_ml__specification__convolution3_dlayer_params__field_indices_by_name,
+  9,  core_ml__specification__convolution3_dlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__convolution3_dlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__inner_product_layer_params__field_descriptors[6] =
@@ -10486,6 +15171,350 @@ const ProtobufCMessageDescriptor core_ml__specification__pooling_layer_params__d
   core_ml__specification__pooling_layer_params__field_indices_by_name,
   6,  core_ml__specification__pooling_layer_params__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__pooling_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__pooling3_dlayer_params__pooling_type3_d__enum_values_by_number[2] =
+{
+  { "MAX", "CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__POOLING_TYPE3_D__MAX", 0 },
+  { "AVERAGE", "CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__POOLING_TYPE3_D__AVERAGE", 1 },
+};
+static const ProtobufCIntRange core_ml__specification__pooling3_dlayer_params__pooling_type3_d__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__pooling3_dlayer_params__pooling_type3_d__enum_values_by_name[2] =
+{
+  { "AVERAGE", 1 },
+  { "MAX", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__pooling3_dlayer_params__pooling_type3_d__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Pooling3DLayerParams.PoolingType3D",
+  "PoolingType3D",
+  "CoreML__Specification__Pooling3DLayerParams__PoolingType3D",
+  "CoreML.Specification",
+  2,
+  core_ml__specification__pooling3_dlayer_params__pooling_type3_d__enum_values_by_number,
+  2,
+  core_ml__specification__pooling3_dlayer_params__pooling_type3_d__enum_values_by_name,
+  1,
+  core_ml__specification__pooling3_dlayer_params__pooling_type3_d__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__enum_values_by_number[3] =
+{
+  { "CUSTOM", "CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__POOLING3_DPADDING_TYPE__CUSTOM", 0 },
+  { "VALID", "CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__POOLING3_DPADDING_TYPE__VALID", 1 },
+  { "SAME", "CORE_ML__SPECIFICATION__POOLING3_DLAYER_PARAMS__POOLING3_DPADDING_TYPE__SAME", 2 },
+};
+static const ProtobufCIntRange core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__enum_values_by_name[3] =
+{
+  { "CUSTOM", 0 },
+  { "SAME", 2 },
+  { "VALID", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Pooling3DLayerParams.Pooling3DPaddingType",
+  "Pooling3DPaddingType",
+  "CoreML__Specification__Pooling3DLayerParams__Pooling3DPaddingType",
+  "CoreML.Specification",
+  3,
+  core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__enum_values_by_number,
+  3,
+  core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__enum_values_by_name,
+  1,
+  core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__pooling3_dlayer_params__field_descriptors[15] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, type),
+    &core_ml__specification__pooling3_dlayer_params__pooling_type3_d__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelDepth",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, kerneldepth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelHeight",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, kernelheight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernelWidth",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, kernelwidth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideDepth",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, stridedepth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideHeight",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, strideheight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strideWidth",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, stridewidth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingFront",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingfront),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingBack",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingback),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingTop",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingtop),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingBottom",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingbottom),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingLeft",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingleft),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "customPaddingRight",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, custompaddingright),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "countExcludePadding",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, countexcludepadding),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paddingType",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__Pooling3DLayerParams, paddingtype),
+    &core_ml__specification__pooling3_dlayer_params__pooling3_dpadding_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__pooling3_dlayer_params__field_indices_by_name[] = {
+  13,   /* field[13] = countExcludePadding */
+  8,   /* field[8] = customPaddingBack */
+  10,   /* field[10] = customPaddingBottom */
+  7,   /* field[7] = customPaddingFront */
+  11,   /* field[11] = customPaddingLeft */
+  12,   /* field[12] = customPaddingRight */
+  9,   /* field[9] = customPaddingTop */
+  1,   /* field[1] = kernelDepth */
+  2,   /* field[2] = kernelHeight */
+  3,   /* field[3] = kernelWidth */
+  14,   /* field[14] = paddingType */
+  4,   /* field[4] = strideDepth */
+  5,   /* field[5] = strideHeight */
+  6,   /* field[6] = strideWidth */
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange core_ml__specification__pooling3_dlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 15 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__pooling3_dlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Pooling3DLayerParams",
+  "Pooling3DLayerParams",
+  "CoreML__Specification__Pooling3DLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__Pooling3DLayerParams),
+  15,
+  core_ml__specification__pooling3_dlayer_params__field_descriptors,
+  core_ml__specification__pooling3_dlayer_params__field_indices_by_name,
+  1,  core_ml__specification__pooling3_dlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__pooling3_dlayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__enum_values_by_number[2] =
+{
+  { "MAX", "CORE_ML__SPECIFICATION__GLOBAL_POOLING3_DLAYER_PARAMS__GLOBAL_POOLING_TYPE3_D__MAX", 0 },
+  { "AVERAGE", "CORE_ML__SPECIFICATION__GLOBAL_POOLING3_DLAYER_PARAMS__GLOBAL_POOLING_TYPE3_D__AVERAGE", 1 },
+};
+static const ProtobufCIntRange core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__enum_values_by_name[2] =
+{
+  { "AVERAGE", 1 },
+  { "MAX", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GlobalPooling3DLayerParams.GlobalPoolingType3D",
+  "GlobalPoolingType3D",
+  "CoreML__Specification__GlobalPooling3DLayerParams__GlobalPoolingType3D",
+  "CoreML.Specification",
+  2,
+  core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__enum_values_by_number,
+  2,
+  core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__enum_values_by_name,
+  1,
+  core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__global_pooling3_dlayer_params__field_descriptors[1] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GlobalPooling3DLayerParams, type),
+    &core_ml__specification__global_pooling3_dlayer_params__global_pooling_type3_d__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__global_pooling3_dlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange core_ml__specification__global_pooling3_dlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__global_pooling3_dlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GlobalPooling3DLayerParams",
+  "GlobalPooling3DLayerParams",
+  "CoreML__Specification__GlobalPooling3DLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GlobalPooling3DLayerParams),
+  1,
+  core_ml__specification__global_pooling3_dlayer_params__field_descriptors,
+  core_ml__specification__global_pooling3_dlayer_params__field_indices_by_name,
+  1,  core_ml__specification__global_pooling3_dlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__global_pooling3_dlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__padding_layer_params__padding_constant__field_descriptors[1] =
@@ -11202,6 +16231,96 @@ const ProtobufCMessageDescriptor core_ml__specification__resize_bilinear_layer_p
   core_ml__specification__resize_bilinear_layer_params__field_indices_by_name,
   1,  core_ml__specification__resize_bilinear_layer_params__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__resize_bilinear_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__crop_resize_layer_params__field_descriptors[5] =
+{
+  {
+    "targetSize",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__CropResizeLayerParams, n_targetsize),
+    offsetof(CoreML__Specification__CropResizeLayerParams, targetsize),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "normalizedCoordinates",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CropResizeLayerParams, normalizedcoordinates),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mode",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CropResizeLayerParams, mode),
+    &core_ml__specification__sampling_mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "boxIndicesMode",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CropResizeLayerParams, boxindicesmode),
+    &core_ml__specification__box_coordinates_mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "spatialScale",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CropResizeLayerParams, spatialscale),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__crop_resize_layer_params__field_indices_by_name[] = {
+  3,   /* field[3] = boxIndicesMode */
+  2,   /* field[2] = mode */
+  1,   /* field[1] = normalizedCoordinates */
+  4,   /* field[4] = spatialScale */
+  0,   /* field[0] = targetSize */
+};
+static const ProtobufCIntRange core_ml__specification__crop_resize_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__crop_resize_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CropResizeLayerParams",
+  "CropResizeLayerParams",
+  "CoreML__Specification__CropResizeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CropResizeLayerParams),
+  5,
+  core_ml__specification__crop_resize_layer_params__field_descriptors,
+  core_ml__specification__crop_resize_layer_params__field_indices_by_name,
+  1,  core_ml__specification__crop_resize_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__crop_resize_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__bias_layer_params__field_descriptors[2] =
@@ -13336,163 +18455,546 @@ const ProtobufCMessageDescriptor core_ml__specification__custom_layer_params__de
   (ProtobufCMessageInit) core_ml__specification__custom_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__copy_layer_params__field_descriptors NULL
-#define core_ml__specification__copy_layer_params__field_indices_by_name NULL
-#define core_ml__specification__copy_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__copy_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__transpose_layer_params__field_descriptors[1] =
+{
+  {
+    "axes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__TransposeLayerParams, n_axes),
+    offsetof(CoreML__Specification__TransposeLayerParams, axes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__transpose_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axes */
+};
+static const ProtobufCIntRange core_ml__specification__transpose_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__transpose_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.CopyLayerParams",
-  "CopyLayerParams",
-  "CoreML__Specification__CopyLayerParams",
+  "CoreML.Specification.TransposeLayerParams",
+  "TransposeLayerParams",
+  "CoreML__Specification__TransposeLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__CopyLayerParams),
-  0,
-  core_ml__specification__copy_layer_params__field_descriptors,
-  core_ml__specification__copy_layer_params__field_indices_by_name,
-  0,  core_ml__specification__copy_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__copy_layer_params__init,
+  sizeof(CoreML__Specification__TransposeLayerParams),
+  1,
+  core_ml__specification__transpose_layer_params__field_descriptors,
+  core_ml__specification__transpose_layer_params__field_indices_by_name,
+  1,  core_ml__specification__transpose_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__transpose_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__clip_layer_params__field_descriptors[2] =
+static const ProtobufCFieldDescriptor core_ml__specification__batched_mat_mul_layer_params__field_descriptors[8] =
 {
   {
-    "minVal",
+    "transposeA",
     1,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_FLOAT,
+    PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ClipLayerParams, minval),
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, transposea),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "maxVal",
+    "transposeB",
     2,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_FLOAT,
+    PROTOBUF_C_TYPE_BOOL,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ClipLayerParams, maxval),
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, transposeb),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "weightMatrixFirstDimension",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weightmatrixfirstdimension),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "weightMatrixSecondDimension",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weightmatrixseconddimension),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hasBias",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, hasbias),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "weights",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weights),
+    &core_ml__specification__weight_params__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bias",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, bias),
+    &core_ml__specification__weight_params__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "int8DynamicQuantize",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__BatchedMatMulLayerParams, int8dynamicquantize),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__clip_layer_params__field_indices_by_name[] = {
-  1,   /* field[1] = maxVal */
-  0,   /* field[0] = minVal */
+static const unsigned core_ml__specification__batched_mat_mul_layer_params__field_indices_by_name[] = {
+  6,   /* field[6] = bias */
+  4,   /* field[4] = hasBias */
+  7,   /* field[7] = int8DynamicQuantize */
+  0,   /* field[0] = transposeA */
+  1,   /* field[1] = transposeB */
+  2,   /* field[2] = weightMatrixFirstDimension */
+  3,   /* field[3] = weightMatrixSecondDimension */
+  5,   /* field[5] = weights */
 };
-static const ProtobufCIntRange core_ml__specification__clip_layer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__batched_mat_mul_layer_params__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 5, 2 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__batched_mat_mul_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BatchedMatMulLayerParams",
+  "BatchedMatMulLayerParams",
+  "CoreML__Specification__BatchedMatMulLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BatchedMatMulLayerParams),
+  8,
+  core_ml__specification__batched_mat_mul_layer_params__field_descriptors,
+  core_ml__specification__batched_mat_mul_layer_params__field_indices_by_name,
+  2,  core_ml__specification__batched_mat_mul_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__batched_mat_mul_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__concat_ndlayer_params__field_descriptors[2] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ConcatNDLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "interleave",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ConcatNDLayerParams, interleave),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__concat_ndlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = interleave */
+};
+static const ProtobufCIntRange core_ml__specification__concat_ndlayer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 2 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__clip_layer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__concat_ndlayer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ClipLayerParams",
-  "ClipLayerParams",
-  "CoreML__Specification__ClipLayerParams",
+  "CoreML.Specification.ConcatNDLayerParams",
+  "ConcatNDLayerParams",
+  "CoreML__Specification__ConcatNDLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__ClipLayerParams),
+  sizeof(CoreML__Specification__ConcatNDLayerParams),
   2,
-  core_ml__specification__clip_layer_params__field_descriptors,
-  core_ml__specification__clip_layer_params__field_indices_by_name,
-  1,  core_ml__specification__clip_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__clip_layer_params__init,
+  core_ml__specification__concat_ndlayer_params__field_descriptors,
+  core_ml__specification__concat_ndlayer_params__field_indices_by_name,
+  1,  core_ml__specification__concat_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__concat_ndlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__ceil_layer_params__field_descriptors NULL
-#define core_ml__specification__ceil_layer_params__field_indices_by_name NULL
-#define core_ml__specification__ceil_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__ceil_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__softmax_ndlayer_params__field_descriptors[1] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SoftmaxNDLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__softmax_ndlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+};
+static const ProtobufCIntRange core_ml__specification__softmax_ndlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__softmax_ndlayer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.CeilLayerParams",
-  "CeilLayerParams",
-  "CoreML__Specification__CeilLayerParams",
+  "CoreML.Specification.SoftmaxNDLayerParams",
+  "SoftmaxNDLayerParams",
+  "CoreML__Specification__SoftmaxNDLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__CeilLayerParams),
-  0,
-  core_ml__specification__ceil_layer_params__field_descriptors,
-  core_ml__specification__ceil_layer_params__field_indices_by_name,
-  0,  core_ml__specification__ceil_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__ceil_layer_params__init,
+  sizeof(CoreML__Specification__SoftmaxNDLayerParams),
+  1,
+  core_ml__specification__softmax_ndlayer_params__field_descriptors,
+  core_ml__specification__softmax_ndlayer_params__field_indices_by_name,
+  1,  core_ml__specification__softmax_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__softmax_ndlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__floor_layer_params__field_descriptors NULL
-#define core_ml__specification__floor_layer_params__field_indices_by_name NULL
-#define core_ml__specification__floor_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__floor_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__reverse_layer_params__field_descriptors[1] =
+{
+  {
+    "reverseDim",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__ReverseLayerParams, n_reversedim),
+    offsetof(CoreML__Specification__ReverseLayerParams, reversedim),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__reverse_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = reverseDim */
+};
+static const ProtobufCIntRange core_ml__specification__reverse_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__reverse_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.FloorLayerParams",
-  "FloorLayerParams",
-  "CoreML__Specification__FloorLayerParams",
+  "CoreML.Specification.ReverseLayerParams",
+  "ReverseLayerParams",
+  "CoreML__Specification__ReverseLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__FloorLayerParams),
-  0,
-  core_ml__specification__floor_layer_params__field_descriptors,
-  core_ml__specification__floor_layer_params__field_indices_by_name,
-  0,  core_ml__specification__floor_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__floor_layer_params__init,
+  sizeof(CoreML__Specification__ReverseLayerParams),
+  1,
+  core_ml__specification__reverse_layer_params__field_descriptors,
+  core_ml__specification__reverse_layer_params__field_indices_by_name,
+  1,  core_ml__specification__reverse_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__reverse_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__sign_layer_params__field_descriptors NULL
-#define core_ml__specification__sign_layer_params__field_indices_by_name NULL
-#define core_ml__specification__sign_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__sign_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__reverse_seq_layer_params__field_descriptors[2] =
+{
+  {
+    "batchAxis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ReverseSeqLayerParams, batchaxis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sequenceAxis",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ReverseSeqLayerParams, sequenceaxis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__reverse_seq_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = batchAxis */
+  1,   /* field[1] = sequenceAxis */
+};
+static const ProtobufCIntRange core_ml__specification__reverse_seq_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__reverse_seq_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.SignLayerParams",
-  "SignLayerParams",
-  "CoreML__Specification__SignLayerParams",
+  "CoreML.Specification.ReverseSeqLayerParams",
+  "ReverseSeqLayerParams",
+  "CoreML__Specification__ReverseSeqLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__SignLayerParams),
-  0,
-  core_ml__specification__sign_layer_params__field_descriptors,
-  core_ml__specification__sign_layer_params__field_indices_by_name,
-  0,  core_ml__specification__sign_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__sign_layer_params__init,
+  sizeof(CoreML__Specification__ReverseSeqLayerParams),
+  2,
+  core_ml__specification__reverse_seq_layer_params__field_descriptors,
+  core_ml__specification__reverse_seq_layer_params__field_indices_by_name,
+  1,  core_ml__specification__reverse_seq_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__reverse_seq_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__round_layer_params__field_descriptors NULL
-#define core_ml__specification__round_layer_params__field_indices_by_name NULL
-#define core_ml__specification__round_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__round_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__load_constant_ndlayer_params__field_descriptors[2] =
+{
+  {
+    "shape",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__LoadConstantNDLayerParams, n_shape),
+    offsetof(CoreML__Specification__LoadConstantNDLayerParams, shape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "data",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LoadConstantNDLayerParams, data),
+    &core_ml__specification__weight_params__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__load_constant_ndlayer_params__field_indices_by_name[] = {
+  1,   /* field[1] = data */
+  0,   /* field[0] = shape */
+};
+static const ProtobufCIntRange core_ml__specification__load_constant_ndlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__load_constant_ndlayer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.RoundLayerParams",
-  "RoundLayerParams",
-  "CoreML__Specification__RoundLayerParams",
+  "CoreML.Specification.LoadConstantNDLayerParams",
+  "LoadConstantNDLayerParams",
+  "CoreML__Specification__LoadConstantNDLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__RoundLayerParams),
-  0,
-  core_ml__specification__round_layer_params__field_descriptors,
-  core_ml__specification__round_layer_params__field_indices_by_name,
-  0,  core_ml__specification__round_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__round_layer_params__init,
+  sizeof(CoreML__Specification__LoadConstantNDLayerParams),
+  2,
+  core_ml__specification__load_constant_ndlayer_params__field_descriptors,
+  core_ml__specification__load_constant_ndlayer_params__field_indices_by_name,
+  1,  core_ml__specification__load_constant_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__load_constant_ndlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__exp2_layer_params__field_descriptors NULL
-#define core_ml__specification__exp2_layer_params__field_indices_by_name NULL
-#define core_ml__specification__exp2_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__exp2_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__fill_like_layer_params__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FillLikeLayerParams, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__fill_like_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange core_ml__specification__fill_like_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__fill_like_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.Exp2LayerParams",
-  "Exp2LayerParams",
-  "CoreML__Specification__Exp2LayerParams",
+  "CoreML.Specification.FillLikeLayerParams",
+  "FillLikeLayerParams",
+  "CoreML__Specification__FillLikeLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__Exp2LayerParams),
+  sizeof(CoreML__Specification__FillLikeLayerParams),
+  1,
+  core_ml__specification__fill_like_layer_params__field_descriptors,
+  core_ml__specification__fill_like_layer_params__field_indices_by_name,
+  1,  core_ml__specification__fill_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__fill_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__fill_static_layer_params__field_descriptors[2] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FillStaticLayerParams, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "targetShape",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__FillStaticLayerParams, n_targetshape),
+    offsetof(CoreML__Specification__FillStaticLayerParams, targetshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__fill_static_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = targetShape */
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange core_ml__specification__fill_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__fill_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FillStaticLayerParams",
+  "FillStaticLayerParams",
+  "CoreML__Specification__FillStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FillStaticLayerParams),
+  2,
+  core_ml__specification__fill_static_layer_params__field_descriptors,
+  core_ml__specification__fill_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__fill_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__fill_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__fill_dynamic_layer_params__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FillDynamicLayerParams, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__fill_dynamic_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange core_ml__specification__fill_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__fill_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FillDynamicLayerParams",
+  "FillDynamicLayerParams",
+  "CoreML__Specification__FillDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FillDynamicLayerParams),
+  1,
+  core_ml__specification__fill_dynamic_layer_params__field_descriptors,
+  core_ml__specification__fill_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__fill_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__fill_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__where_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__where_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__where_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__where_broadcastable_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.WhereBroadcastableLayerParams",
+  "WhereBroadcastableLayerParams",
+  "CoreML__Specification__WhereBroadcastableLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__WhereBroadcastableLayerParams),
   0,
-  core_ml__specification__exp2_layer_params__field_descriptors,
-  core_ml__specification__exp2_layer_params__field_indices_by_name,
-  0,  core_ml__specification__exp2_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__exp2_layer_params__init,
+  core_ml__specification__where_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__where_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__where_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__where_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define core_ml__specification__sin_layer_params__field_descriptors NULL
@@ -13711,126 +19213,259 @@ const ProtobufCMessageDescriptor core_ml__specification__atanh_layer_params__des
   (ProtobufCMessageInit) core_ml__specification__atanh_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__erf_layer_params__field_descriptors NULL
-#define core_ml__specification__erf_layer_params__field_indices_by_name NULL
-#define core_ml__specification__erf_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__erf_layer_params__descriptor =
+#define core_ml__specification__pow_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__pow_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__pow_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__pow_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ErfLayerParams",
-  "ErfLayerParams",
-  "CoreML__Specification__ErfLayerParams",
+  "CoreML.Specification.PowBroadcastableLayerParams",
+  "PowBroadcastableLayerParams",
+  "CoreML__Specification__PowBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__ErfLayerParams),
+  sizeof(CoreML__Specification__PowBroadcastableLayerParams),
   0,
-  core_ml__specification__erf_layer_params__field_descriptors,
-  core_ml__specification__erf_layer_params__field_indices_by_name,
-  0,  core_ml__specification__erf_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__erf_layer_params__init,
+  core_ml__specification__pow_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__pow_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__pow_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__pow_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_number[3] =
+#define core_ml__specification__exp2_layer_params__field_descriptors NULL
+#define core_ml__specification__exp2_layer_params__field_indices_by_name NULL
+#define core_ml__specification__exp2_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__exp2_layer_params__descriptor =
 {
-  { "EXACT", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__EXACT", 0 },
-  { "TANH_APPROXIMATION", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__TANH_APPROXIMATION", 1 },
-  { "SIGMOID_APPROXIMATION", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__SIGMOID_APPROXIMATION", 2 },
-};
-static const ProtobufCIntRange core_ml__specification__gelu_layer_params__gelu_mode__value_ranges[] = {
-{0, 0},{0, 3}
-};
-static const ProtobufCEnumValueIndex core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_name[3] =
-{
-  { "EXACT", 0 },
-  { "SIGMOID_APPROXIMATION", 2 },
-  { "TANH_APPROXIMATION", 1 },
-};
-const ProtobufCEnumDescriptor core_ml__specification__gelu_layer_params__gelu_mode__descriptor =
-{
-  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.GeluLayerParams.GeluMode",
-  "GeluMode",
-  "CoreML__Specification__GeluLayerParams__GeluMode",
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.Exp2LayerParams",
+  "Exp2LayerParams",
+  "CoreML__Specification__Exp2LayerParams",
   "CoreML.Specification",
-  3,
-  core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_number,
-  3,
-  core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_name,
-  1,
-  core_ml__specification__gelu_layer_params__gelu_mode__value_ranges,
-  NULL,NULL,NULL,NULL   /* reserved[1234] */
+  sizeof(CoreML__Specification__Exp2LayerParams),
+  0,
+  core_ml__specification__exp2_layer_params__field_descriptors,
+  core_ml__specification__exp2_layer_params__field_indices_by_name,
+  0,  core_ml__specification__exp2_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__exp2_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__gelu_layer_params__field_descriptors[1] =
+#define core_ml__specification__where_non_zero_layer_params__field_descriptors NULL
+#define core_ml__specification__where_non_zero_layer_params__field_indices_by_name NULL
+#define core_ml__specification__where_non_zero_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__where_non_zero_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.WhereNonZeroLayerParams",
+  "WhereNonZeroLayerParams",
+  "CoreML__Specification__WhereNonZeroLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__WhereNonZeroLayerParams),
+  0,
+  core_ml__specification__where_non_zero_layer_params__field_descriptors,
+  core_ml__specification__where_non_zero_layer_params__field_indices_by_name,
+  0,  core_ml__specification__where_non_zero_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__where_non_zero_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__matrix_band_part_layer_params__field_descriptors[2] =
 {
   {
-    "mode",
+    "numLower",
     1,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_ENUM,
+    PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__GeluLayerParams, mode),
-    &core_ml__specification__gelu_layer_params__gelu_mode__descriptor,
+    offsetof(CoreML__Specification__MatrixBandPartLayerParams, numlower),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numUpper",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MatrixBandPartLayerParams, numupper),
+    NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__gelu_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = mode */
+static const unsigned core_ml__specification__matrix_band_part_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = numLower */
+  1,   /* field[1] = numUpper */
 };
-static const ProtobufCIntRange core_ml__specification__gelu_layer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__matrix_band_part_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__matrix_band_part_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MatrixBandPartLayerParams",
+  "MatrixBandPartLayerParams",
+  "CoreML__Specification__MatrixBandPartLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__MatrixBandPartLayerParams),
+  2,
+  core_ml__specification__matrix_band_part_layer_params__field_descriptors,
+  core_ml__specification__matrix_band_part_layer_params__field_indices_by_name,
+  1,  core_ml__specification__matrix_band_part_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__matrix_band_part_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__upper_triangular_layer_params__field_descriptors[1] =
+{
+  {
+    "k",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__UpperTriangularLayerParams, k),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__upper_triangular_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = k */
+};
+static const ProtobufCIntRange core_ml__specification__upper_triangular_layer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__gelu_layer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__upper_triangular_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.GeluLayerParams",
-  "GeluLayerParams",
-  "CoreML__Specification__GeluLayerParams",
+  "CoreML.Specification.UpperTriangularLayerParams",
+  "UpperTriangularLayerParams",
+  "CoreML__Specification__UpperTriangularLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__GeluLayerParams),
+  sizeof(CoreML__Specification__UpperTriangularLayerParams),
   1,
-  core_ml__specification__gelu_layer_params__field_descriptors,
-  core_ml__specification__gelu_layer_params__field_indices_by_name,
-  1,  core_ml__specification__gelu_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__gelu_layer_params__init,
+  core_ml__specification__upper_triangular_layer_params__field_descriptors,
+  core_ml__specification__upper_triangular_layer_params__field_indices_by_name,
+  1,  core_ml__specification__upper_triangular_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__upper_triangular_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__min_broadcastable_layer_params__field_descriptors NULL
-#define core_ml__specification__min_broadcastable_layer_params__field_indices_by_name NULL
-#define core_ml__specification__min_broadcastable_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__min_broadcastable_layer_params__descriptor =
+static const ProtobufCFieldDescriptor core_ml__specification__lower_triangular_layer_params__field_descriptors[1] =
+{
+  {
+    "k",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__LowerTriangularLayerParams, k),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__lower_triangular_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = k */
+};
+static const ProtobufCIntRange core_ml__specification__lower_triangular_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__lower_triangular_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.MinBroadcastableLayerParams",
-  "MinBroadcastableLayerParams",
-  "CoreML__Specification__MinBroadcastableLayerParams",
+  "CoreML.Specification.LowerTriangularLayerParams",
+  "LowerTriangularLayerParams",
+  "CoreML__Specification__LowerTriangularLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__MinBroadcastableLayerParams),
-  0,
-  core_ml__specification__min_broadcastable_layer_params__field_descriptors,
-  core_ml__specification__min_broadcastable_layer_params__field_indices_by_name,
-  0,  core_ml__specification__min_broadcastable_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__min_broadcastable_layer_params__init,
+  sizeof(CoreML__Specification__LowerTriangularLayerParams),
+  1,
+  core_ml__specification__lower_triangular_layer_params__field_descriptors,
+  core_ml__specification__lower_triangular_layer_params__field_indices_by_name,
+  1,  core_ml__specification__lower_triangular_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__lower_triangular_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__max_broadcastable_layer_params__field_descriptors NULL
-#define core_ml__specification__max_broadcastable_layer_params__field_indices_by_name NULL
-#define core_ml__specification__max_broadcastable_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__max_broadcastable_layer_params__descriptor =
+#define core_ml__specification__broadcast_to_like_layer_params__field_descriptors NULL
+#define core_ml__specification__broadcast_to_like_layer_params__field_indices_by_name NULL
+#define core_ml__specification__broadcast_to_like_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__broadcast_to_like_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.MaxBroadcastableLayerParams",
-  "MaxBroadcastableLayerParams",
-  "CoreML__Specification__MaxBroadcastableLayerParams",
+  "CoreML.Specification.BroadcastToLikeLayerParams",
+  "BroadcastToLikeLayerParams",
+  "CoreML__Specification__BroadcastToLikeLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__MaxBroadcastableLayerParams),
+  sizeof(CoreML__Specification__BroadcastToLikeLayerParams),
   0,
-  core_ml__specification__max_broadcastable_layer_params__field_descriptors,
-  core_ml__specification__max_broadcastable_layer_params__field_indices_by_name,
-  0,  core_ml__specification__max_broadcastable_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__max_broadcastable_layer_params__init,
+  core_ml__specification__broadcast_to_like_layer_params__field_descriptors,
+  core_ml__specification__broadcast_to_like_layer_params__field_indices_by_name,
+  0,  core_ml__specification__broadcast_to_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__broadcast_to_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__broadcast_to_static_layer_params__field_descriptors[1] =
+{
+  {
+    "targetShape",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__BroadcastToStaticLayerParams, n_targetshape),
+    offsetof(CoreML__Specification__BroadcastToStaticLayerParams, targetshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__broadcast_to_static_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = targetShape */
+};
+static const ProtobufCIntRange core_ml__specification__broadcast_to_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__broadcast_to_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BroadcastToStaticLayerParams",
+  "BroadcastToStaticLayerParams",
+  "CoreML__Specification__BroadcastToStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BroadcastToStaticLayerParams),
+  1,
+  core_ml__specification__broadcast_to_static_layer_params__field_descriptors,
+  core_ml__specification__broadcast_to_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__broadcast_to_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__broadcast_to_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__broadcast_to_dynamic_layer_params__field_descriptors NULL
+#define core_ml__specification__broadcast_to_dynamic_layer_params__field_indices_by_name NULL
+#define core_ml__specification__broadcast_to_dynamic_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__broadcast_to_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.BroadcastToDynamicLayerParams",
+  "BroadcastToDynamicLayerParams",
+  "CoreML__Specification__BroadcastToDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__BroadcastToDynamicLayerParams),
+  0,
+  core_ml__specification__broadcast_to_dynamic_layer_params__field_descriptors,
+  core_ml__specification__broadcast_to_dynamic_layer_params__field_indices_by_name,
+  0,  core_ml__specification__broadcast_to_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__broadcast_to_dynamic_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define core_ml__specification__add_broadcastable_layer_params__field_descriptors NULL
@@ -13851,58 +19486,76 @@ const ProtobufCMessageDescriptor core_ml__specification__add_broadcastable_layer
   (ProtobufCMessageInit) core_ml__specification__add_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__pow_broadcastable_layer_params__field_descriptors NULL
-#define core_ml__specification__pow_broadcastable_layer_params__field_indices_by_name NULL
-#define core_ml__specification__pow_broadcastable_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__pow_broadcastable_layer_params__descriptor =
+#define core_ml__specification__max_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__max_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__max_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__max_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.PowBroadcastableLayerParams",
-  "PowBroadcastableLayerParams",
-  "CoreML__Specification__PowBroadcastableLayerParams",
+  "CoreML.Specification.MaxBroadcastableLayerParams",
+  "MaxBroadcastableLayerParams",
+  "CoreML__Specification__MaxBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__PowBroadcastableLayerParams),
+  sizeof(CoreML__Specification__MaxBroadcastableLayerParams),
   0,
-  core_ml__specification__pow_broadcastable_layer_params__field_descriptors,
-  core_ml__specification__pow_broadcastable_layer_params__field_indices_by_name,
-  0,  core_ml__specification__pow_broadcastable_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__pow_broadcastable_layer_params__init,
+  core_ml__specification__max_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__max_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__max_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__max_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__divide_broadcastable_layer_params__field_descriptors NULL
-#define core_ml__specification__divide_broadcastable_layer_params__field_indices_by_name NULL
-#define core_ml__specification__divide_broadcastable_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__divide_broadcastable_layer_params__descriptor =
+#define core_ml__specification__min_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__min_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__min_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__min_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.DivideBroadcastableLayerParams",
-  "DivideBroadcastableLayerParams",
-  "CoreML__Specification__DivideBroadcastableLayerParams",
+  "CoreML.Specification.MinBroadcastableLayerParams",
+  "MinBroadcastableLayerParams",
+  "CoreML__Specification__MinBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__DivideBroadcastableLayerParams),
+  sizeof(CoreML__Specification__MinBroadcastableLayerParams),
   0,
-  core_ml__specification__divide_broadcastable_layer_params__field_descriptors,
-  core_ml__specification__divide_broadcastable_layer_params__field_indices_by_name,
-  0,  core_ml__specification__divide_broadcastable_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__divide_broadcastable_layer_params__init,
+  core_ml__specification__min_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__min_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__min_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__min_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-#define core_ml__specification__multiply_broadcastable_layer_params__field_descriptors NULL
-#define core_ml__specification__multiply_broadcastable_layer_params__field_indices_by_name NULL
-#define core_ml__specification__multiply_broadcastable_layer_params__number_ranges NULL
-const ProtobufCMessageDescriptor core_ml__specification__multiply_broadcastable_layer_params__descriptor =
+#define core_ml__specification__mod_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__mod_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__mod_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__mod_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.MultiplyBroadcastableLayerParams",
-  "MultiplyBroadcastableLayerParams",
-  "CoreML__Specification__MultiplyBroadcastableLayerParams",
+  "CoreML.Specification.ModBroadcastableLayerParams",
+  "ModBroadcastableLayerParams",
+  "CoreML__Specification__ModBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__MultiplyBroadcastableLayerParams),
+  sizeof(CoreML__Specification__ModBroadcastableLayerParams),
   0,
-  core_ml__specification__multiply_broadcastable_layer_params__field_descriptors,
-  core_ml__specification__multiply_broadcastable_layer_params__field_indices_by_name,
-  0,  core_ml__specification__multiply_broadcastable_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__multiply_broadcastable_layer_params__init,
+  core_ml__specification__mod_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__mod_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__mod_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__mod_broadcastable_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__floor_div_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__floor_div_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__floor_div_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__floor_div_broadcastable_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FloorDivBroadcastableLayerParams",
+  "FloorDivBroadcastableLayerParams",
+  "CoreML__Specification__FloorDivBroadcastableLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FloorDivBroadcastableLayerParams),
+  0,
+  core_ml__specification__floor_div_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__floor_div_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__floor_div_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__floor_div_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define core_ml__specification__subtract_broadcastable_layer_params__field_descriptors NULL
@@ -13923,80 +19576,40 @@ const ProtobufCMessageDescriptor core_ml__specification__subtract_broadcastable_
   (ProtobufCMessageInit) core_ml__specification__subtract_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__tile_layer_params__field_descriptors[1] =
-{
-  {
-    "reps",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_UINT64,
-    offsetof(CoreML__Specification__TileLayerParams, n_reps),
-    offsetof(CoreML__Specification__TileLayerParams, reps),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__tile_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = reps */
-};
-static const ProtobufCIntRange core_ml__specification__tile_layer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 1 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__tile_layer_params__descriptor =
+#define core_ml__specification__multiply_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__multiply_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__multiply_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__multiply_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.TileLayerParams",
-  "TileLayerParams",
-  "CoreML__Specification__TileLayerParams",
+  "CoreML.Specification.MultiplyBroadcastableLayerParams",
+  "MultiplyBroadcastableLayerParams",
+  "CoreML__Specification__MultiplyBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__TileLayerParams),
-  1,
-  core_ml__specification__tile_layer_params__field_descriptors,
-  core_ml__specification__tile_layer_params__field_indices_by_name,
-  1,  core_ml__specification__tile_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__tile_layer_params__init,
+  sizeof(CoreML__Specification__MultiplyBroadcastableLayerParams),
+  0,
+  core_ml__specification__multiply_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__multiply_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__multiply_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__multiply_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__stack_layer_params__field_descriptors[1] =
-{
-  {
-    "axis",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__StackLayerParams, axis),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__stack_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axis */
-};
-static const ProtobufCIntRange core_ml__specification__stack_layer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 1 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__stack_layer_params__descriptor =
+#define core_ml__specification__divide_broadcastable_layer_params__field_descriptors NULL
+#define core_ml__specification__divide_broadcastable_layer_params__field_indices_by_name NULL
+#define core_ml__specification__divide_broadcastable_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__divide_broadcastable_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.StackLayerParams",
-  "StackLayerParams",
-  "CoreML__Specification__StackLayerParams",
+  "CoreML.Specification.DivideBroadcastableLayerParams",
+  "DivideBroadcastableLayerParams",
+  "CoreML__Specification__DivideBroadcastableLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__StackLayerParams),
-  1,
-  core_ml__specification__stack_layer_params__field_descriptors,
-  core_ml__specification__stack_layer_params__field_indices_by_name,
-  1,  core_ml__specification__stack_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__stack_layer_params__init,
+  sizeof(CoreML__Specification__DivideBroadcastableLayerParams),
+  0,
+  core_ml__specification__divide_broadcastable_layer_params__field_descriptors,
+  core_ml__specification__divide_broadcastable_layer_params__field_indices_by_name,
+  0,  core_ml__specification__divide_broadcastable_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__divide_broadcastable_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__gather_layer_params__field_descriptors[1] =
@@ -14037,7 +19650,7 @@ const ProtobufCMessageDescriptor core_ml__specification__gather_layer_params__de
   (ProtobufCMessageInit) core_ml__specification__gather_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__softmax_ndlayer_params__field_descriptors[1] =
+static const ProtobufCFieldDescriptor core_ml__specification__scatter_layer_params__field_descriptors[2] =
 {
   {
     "axis",
@@ -14045,293 +19658,106 @@ static const ProtobufCFieldDescriptor core_ml__specification__softmax_ndlayer_pa
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__SoftmaxNDLayerParams, axis),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__softmax_ndlayer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axis */
-};
-static const ProtobufCIntRange core_ml__specification__softmax_ndlayer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 1 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__softmax_ndlayer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.SoftmaxNDLayerParams",
-  "SoftmaxNDLayerParams",
-  "CoreML__Specification__SoftmaxNDLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__SoftmaxNDLayerParams),
-  1,
-  core_ml__specification__softmax_ndlayer_params__field_descriptors,
-  core_ml__specification__softmax_ndlayer_params__field_indices_by_name,
-  1,  core_ml__specification__softmax_ndlayer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__softmax_ndlayer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__split_ndlayer_params__field_descriptors[3] =
-{
-  {
-    "axis",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__SplitNDLayerParams, axis),
+    offsetof(CoreML__Specification__ScatterLayerParams, axis),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "numSplits",
+    "mode",
     2,
     PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_UINT64,
+    PROTOBUF_C_TYPE_ENUM,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__SplitNDLayerParams, numsplits),
-    NULL,
+    offsetof(CoreML__Specification__ScatterLayerParams, mode),
+    &core_ml__specification__scatter_mode__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
-  {
-    "splitSizes",
-    3,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_UINT64,
-    offsetof(CoreML__Specification__SplitNDLayerParams, n_splitsizes),
-    offsetof(CoreML__Specification__SplitNDLayerParams, splitsizes),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
 };
-static const unsigned core_ml__specification__split_ndlayer_params__field_indices_by_name[] = {
+static const unsigned core_ml__specification__scatter_layer_params__field_indices_by_name[] = {
   0,   /* field[0] = axis */
-  1,   /* field[1] = numSplits */
-  2,   /* field[2] = splitSizes */
+  1,   /* field[1] = mode */
 };
-static const ProtobufCIntRange core_ml__specification__split_ndlayer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 3 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__split_ndlayer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.SplitNDLayerParams",
-  "SplitNDLayerParams",
-  "CoreML__Specification__SplitNDLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__SplitNDLayerParams),
-  3,
-  core_ml__specification__split_ndlayer_params__field_descriptors,
-  core_ml__specification__split_ndlayer_params__field_indices_by_name,
-  1,  core_ml__specification__split_ndlayer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__split_ndlayer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__concat_ndlayer_params__field_descriptors[2] =
-{
-  {
-    "axis",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_INT64,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ConcatNDLayerParams, axis),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "interleave",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ConcatNDLayerParams, interleave),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__concat_ndlayer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axis */
-  1,   /* field[1] = interleave */
-};
-static const ProtobufCIntRange core_ml__specification__concat_ndlayer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__scatter_layer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 2 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__concat_ndlayer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__scatter_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ConcatNDLayerParams",
-  "ConcatNDLayerParams",
-  "CoreML__Specification__ConcatNDLayerParams",
+  "CoreML.Specification.ScatterLayerParams",
+  "ScatterLayerParams",
+  "CoreML__Specification__ScatterLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__ConcatNDLayerParams),
+  sizeof(CoreML__Specification__ScatterLayerParams),
   2,
-  core_ml__specification__concat_ndlayer_params__field_descriptors,
-  core_ml__specification__concat_ndlayer_params__field_indices_by_name,
-  1,  core_ml__specification__concat_ndlayer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__concat_ndlayer_params__init,
+  core_ml__specification__scatter_layer_params__field_descriptors,
+  core_ml__specification__scatter_layer_params__field_indices_by_name,
+  1,  core_ml__specification__scatter_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__scatter_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__transpose_layer_params__field_descriptors[1] =
+#define core_ml__specification__gather_ndlayer_params__field_descriptors NULL
+#define core_ml__specification__gather_ndlayer_params__field_indices_by_name NULL
+#define core_ml__specification__gather_ndlayer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__gather_ndlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GatherNDLayerParams",
+  "GatherNDLayerParams",
+  "CoreML__Specification__GatherNDLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GatherNDLayerParams),
+  0,
+  core_ml__specification__gather_ndlayer_params__field_descriptors,
+  core_ml__specification__gather_ndlayer_params__field_indices_by_name,
+  0,  core_ml__specification__gather_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__gather_ndlayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__scatter_ndlayer_params__field_descriptors[1] =
 {
   {
-    "axes",
+    "mode",
     1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_UINT64,
-    offsetof(CoreML__Specification__TransposeLayerParams, n_axes),
-    offsetof(CoreML__Specification__TransposeLayerParams, axes),
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ScatterNDLayerParams, mode),
+    &core_ml__specification__scatter_mode__descriptor,
     NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__transpose_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axes */
+static const unsigned core_ml__specification__scatter_ndlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = mode */
 };
-static const ProtobufCIntRange core_ml__specification__transpose_layer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__scatter_ndlayer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__transpose_layer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__scatter_ndlayer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.TransposeLayerParams",
-  "TransposeLayerParams",
-  "CoreML__Specification__TransposeLayerParams",
+  "CoreML.Specification.ScatterNDLayerParams",
+  "ScatterNDLayerParams",
+  "CoreML__Specification__ScatterNDLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__TransposeLayerParams),
+  sizeof(CoreML__Specification__ScatterNDLayerParams),
   1,
-  core_ml__specification__transpose_layer_params__field_descriptors,
-  core_ml__specification__transpose_layer_params__field_indices_by_name,
-  1,  core_ml__specification__transpose_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__transpose_layer_params__init,
+  core_ml__specification__scatter_ndlayer_params__field_descriptors,
+  core_ml__specification__scatter_ndlayer_params__field_indices_by_name,
+  1,  core_ml__specification__scatter_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__scatter_ndlayer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__slice_static_layer_params__field_descriptors[6] =
-{
-  {
-    "beginIds",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_beginids),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, beginids),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "beginMasks",
-    2,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_BOOL,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_beginmasks),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, beginmasks),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "endIds",
-    3,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_endids),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, endids),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "endMasks",
-    4,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_BOOL,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_endmasks),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, endmasks),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "strides",
-    5,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_strides),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, strides),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "squeezeMasks",
-    6,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_BOOL,
-    offsetof(CoreML__Specification__SliceStaticLayerParams, n_squeezemasks),
-    offsetof(CoreML__Specification__SliceStaticLayerParams, squeezemasks),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__slice_static_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = beginIds */
-  1,   /* field[1] = beginMasks */
-  2,   /* field[2] = endIds */
-  3,   /* field[3] = endMasks */
-  5,   /* field[5] = squeezeMasks */
-  4,   /* field[4] = strides */
-};
-static const ProtobufCIntRange core_ml__specification__slice_static_layer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 6 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__slice_static_layer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.SliceStaticLayerParams",
-  "SliceStaticLayerParams",
-  "CoreML__Specification__SliceStaticLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__SliceStaticLayerParams),
-  6,
-  core_ml__specification__slice_static_layer_params__field_descriptors,
-  core_ml__specification__slice_static_layer_params__field_indices_by_name,
-  1,  core_ml__specification__slice_static_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__slice_static_layer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__arg_max_layer_params__field_descriptors[2] =
+static const ProtobufCFieldDescriptor core_ml__specification__gather_along_axis_layer_params__field_descriptors[1] =
 {
   {
     "axis",
@@ -14339,320 +19765,37 @@ static const ProtobufCFieldDescriptor core_ml__specification__arg_max_layer_para
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ArgMaxLayerParams, axis),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "removeDim",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__ArgMaxLayerParams, removedim),
+    offsetof(CoreML__Specification__GatherAlongAxisLayerParams, axis),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__arg_max_layer_params__field_indices_by_name[] = {
+static const unsigned core_ml__specification__gather_along_axis_layer_params__field_indices_by_name[] = {
   0,   /* field[0] = axis */
-  1,   /* field[1] = removeDim */
 };
-static const ProtobufCIntRange core_ml__specification__arg_max_layer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__arg_max_layer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ArgMaxLayerParams",
-  "ArgMaxLayerParams",
-  "CoreML__Specification__ArgMaxLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__ArgMaxLayerParams),
-  2,
-  core_ml__specification__arg_max_layer_params__field_descriptors,
-  core_ml__specification__arg_max_layer_params__field_indices_by_name,
-  1,  core_ml__specification__arg_max_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__arg_max_layer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__batched_mat_mul_layer_params__field_descriptors[8] =
-{
-  {
-    "transposeA",
-    1,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, transposea),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "transposeB",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, transposeb),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "weightMatrixFirstDimension",
-    5,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_UINT64,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weightmatrixfirstdimension),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "weightMatrixSecondDimension",
-    6,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_UINT64,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weightmatrixseconddimension),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "hasBias",
-    7,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, hasbias),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "weights",
-    8,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, weights),
-    &core_ml__specification__weight_params__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "bias",
-    9,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, bias),
-    &core_ml__specification__weight_params__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "int8DynamicQuantize",
-    10,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__BatchedMatMulLayerParams, int8dynamicquantize),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__batched_mat_mul_layer_params__field_indices_by_name[] = {
-  6,   /* field[6] = bias */
-  4,   /* field[4] = hasBias */
-  7,   /* field[7] = int8DynamicQuantize */
-  0,   /* field[0] = transposeA */
-  1,   /* field[1] = transposeB */
-  2,   /* field[2] = weightMatrixFirstDimension */
-  3,   /* field[3] = weightMatrixSecondDimension */
-  5,   /* field[5] = weights */
-};
-static const ProtobufCIntRange core_ml__specification__batched_mat_mul_layer_params__number_ranges[2 + 1] =
-{
-  { 1, 0 },
-  { 5, 2 },
-  { 0, 8 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__batched_mat_mul_layer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.BatchedMatMulLayerParams",
-  "BatchedMatMulLayerParams",
-  "CoreML__Specification__BatchedMatMulLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__BatchedMatMulLayerParams),
-  8,
-  core_ml__specification__batched_mat_mul_layer_params__field_descriptors,
-  core_ml__specification__batched_mat_mul_layer_params__field_indices_by_name,
-  2,  core_ml__specification__batched_mat_mul_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__batched_mat_mul_layer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__load_constant_ndlayer_params__field_descriptors[2] =
-{
-  {
-    "shape",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_UINT64,
-    offsetof(CoreML__Specification__LoadConstantNDLayerParams, n_shape),
-    offsetof(CoreML__Specification__LoadConstantNDLayerParams, shape),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "data",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_MESSAGE,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__LoadConstantNDLayerParams, data),
-    &core_ml__specification__weight_params__descriptor,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__load_constant_ndlayer_params__field_indices_by_name[] = {
-  1,   /* field[1] = data */
-  0,   /* field[0] = shape */
-};
-static const ProtobufCIntRange core_ml__specification__load_constant_ndlayer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__load_constant_ndlayer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.LoadConstantNDLayerParams",
-  "LoadConstantNDLayerParams",
-  "CoreML__Specification__LoadConstantNDLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__LoadConstantNDLayerParams),
-  2,
-  core_ml__specification__load_constant_ndlayer_params__field_descriptors,
-  core_ml__specification__load_constant_ndlayer_params__field_indices_by_name,
-  1,  core_ml__specification__load_constant_ndlayer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__load_constant_ndlayer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__squeeze_layer_params__field_descriptors[2] =
-{
-  {
-    "axes",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__SqueezeLayerParams, n_axes),
-    offsetof(CoreML__Specification__SqueezeLayerParams, axes),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
-    "squeezeAll",
-    2,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_BOOL,
-    0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__SqueezeLayerParams, squeezeall),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__squeeze_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axes */
-  1,   /* field[1] = squeezeAll */
-};
-static const ProtobufCIntRange core_ml__specification__squeeze_layer_params__number_ranges[1 + 1] =
-{
-  { 1, 0 },
-  { 0, 2 }
-};
-const ProtobufCMessageDescriptor core_ml__specification__squeeze_layer_params__descriptor =
-{
-  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.SqueezeLayerParams",
-  "SqueezeLayerParams",
-  "CoreML__Specification__SqueezeLayerParams",
-  "CoreML.Specification",
-  sizeof(CoreML__Specification__SqueezeLayerParams),
-  2,
-  core_ml__specification__squeeze_layer_params__field_descriptors,
-  core_ml__specification__squeeze_layer_params__field_indices_by_name,
-  1,  core_ml__specification__squeeze_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__squeeze_layer_params__init,
-  NULL,NULL,NULL    /* reserved[123] */
-};
-static const ProtobufCFieldDescriptor core_ml__specification__expand_dims_layer_params__field_descriptors[1] =
-{
-  {
-    "axes",
-    1,
-    PROTOBUF_C_LABEL_REPEATED,
-    PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__ExpandDimsLayerParams, n_axes),
-    offsetof(CoreML__Specification__ExpandDimsLayerParams, axes),
-    NULL,
-    NULL,
-    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-};
-static const unsigned core_ml__specification__expand_dims_layer_params__field_indices_by_name[] = {
-  0,   /* field[0] = axes */
-};
-static const ProtobufCIntRange core_ml__specification__expand_dims_layer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__gather_along_axis_layer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__expand_dims_layer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__gather_along_axis_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ExpandDimsLayerParams",
-  "ExpandDimsLayerParams",
-  "CoreML__Specification__ExpandDimsLayerParams",
+  "CoreML.Specification.GatherAlongAxisLayerParams",
+  "GatherAlongAxisLayerParams",
+  "CoreML__Specification__GatherAlongAxisLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__ExpandDimsLayerParams),
+  sizeof(CoreML__Specification__GatherAlongAxisLayerParams),
   1,
-  core_ml__specification__expand_dims_layer_params__field_descriptors,
-  core_ml__specification__expand_dims_layer_params__field_indices_by_name,
-  1,  core_ml__specification__expand_dims_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__expand_dims_layer_params__init,
+  core_ml__specification__gather_along_axis_layer_params__field_descriptors,
+  core_ml__specification__gather_along_axis_layer_params__field_indices_by_name,
+  1,  core_ml__specification__gather_along_axis_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__gather_along_axis_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__flatten_to2_dlayer_params__field_descriptors[1] =
+static const ProtobufCFieldDescriptor core_ml__specification__scatter_along_axis_layer_params__field_descriptors[2] =
 {
   {
     "axis",
@@ -14660,72 +19803,123 @@ static const ProtobufCFieldDescriptor core_ml__specification__flatten_to2_dlayer
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_INT64,
     0,   /* quantifier_offset */
-    offsetof(CoreML__Specification__FlattenTo2DLayerParams, axis),
+    offsetof(CoreML__Specification__ScatterAlongAxisLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mode",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ScatterAlongAxisLayerParams, mode),
+    &core_ml__specification__scatter_mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__scatter_along_axis_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = mode */
+};
+static const ProtobufCIntRange core_ml__specification__scatter_along_axis_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__scatter_along_axis_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ScatterAlongAxisLayerParams",
+  "ScatterAlongAxisLayerParams",
+  "CoreML__Specification__ScatterAlongAxisLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ScatterAlongAxisLayerParams),
+  2,
+  core_ml__specification__scatter_along_axis_layer_params__field_descriptors,
+  core_ml__specification__scatter_along_axis_layer_params__field_indices_by_name,
+  1,  core_ml__specification__scatter_along_axis_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__scatter_along_axis_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__stack_layer_params__field_descriptors[1] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__StackLayerParams, axis),
     NULL,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__flatten_to2_dlayer_params__field_indices_by_name[] = {
+static const unsigned core_ml__specification__stack_layer_params__field_indices_by_name[] = {
   0,   /* field[0] = axis */
 };
-static const ProtobufCIntRange core_ml__specification__flatten_to2_dlayer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__stack_layer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__flatten_to2_dlayer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__stack_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.FlattenTo2DLayerParams",
-  "FlattenTo2DLayerParams",
-  "CoreML__Specification__FlattenTo2DLayerParams",
+  "CoreML.Specification.StackLayerParams",
+  "StackLayerParams",
+  "CoreML__Specification__StackLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__FlattenTo2DLayerParams),
+  sizeof(CoreML__Specification__StackLayerParams),
   1,
-  core_ml__specification__flatten_to2_dlayer_params__field_descriptors,
-  core_ml__specification__flatten_to2_dlayer_params__field_indices_by_name,
-  1,  core_ml__specification__flatten_to2_dlayer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__flatten_to2_dlayer_params__init,
+  core_ml__specification__stack_layer_params__field_descriptors,
+  core_ml__specification__stack_layer_params__field_indices_by_name,
+  1,  core_ml__specification__stack_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__stack_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor core_ml__specification__reshape_static_layer_params__field_descriptors[1] =
+static const ProtobufCFieldDescriptor core_ml__specification__rank_preserving_reshape_layer_params__field_descriptors[1] =
 {
   {
     "targetShape",
     1,
     PROTOBUF_C_LABEL_REPEATED,
     PROTOBUF_C_TYPE_INT64,
-    offsetof(CoreML__Specification__ReshapeStaticLayerParams, n_targetshape),
-    offsetof(CoreML__Specification__ReshapeStaticLayerParams, targetshape),
+    offsetof(CoreML__Specification__RankPreservingReshapeLayerParams, n_targetshape),
+    offsetof(CoreML__Specification__RankPreservingReshapeLayerParams, targetshape),
     NULL,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
 };
-static const unsigned core_ml__specification__reshape_static_layer_params__field_indices_by_name[] = {
+static const unsigned core_ml__specification__rank_preserving_reshape_layer_params__field_indices_by_name[] = {
   0,   /* field[0] = targetShape */
 };
-static const ProtobufCIntRange core_ml__specification__reshape_static_layer_params__number_ranges[1 + 1] =
+static const ProtobufCIntRange core_ml__specification__rank_preserving_reshape_layer_params__number_ranges[1 + 1] =
 {
   { 1, 0 },
   { 0, 1 }
 };
-const ProtobufCMessageDescriptor core_ml__specification__reshape_static_layer_params__descriptor =
+const ProtobufCMessageDescriptor core_ml__specification__rank_preserving_reshape_layer_params__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
-  "CoreML.Specification.ReshapeStaticLayerParams",
-  "ReshapeStaticLayerParams",
-  "CoreML__Specification__ReshapeStaticLayerParams",
+  "CoreML.Specification.RankPreservingReshapeLayerParams",
+  "RankPreservingReshapeLayerParams",
+  "CoreML__Specification__RankPreservingReshapeLayerParams",
   "CoreML.Specification",
-  sizeof(CoreML__Specification__ReshapeStaticLayerParams),
+  sizeof(CoreML__Specification__RankPreservingReshapeLayerParams),
   1,
-  core_ml__specification__reshape_static_layer_params__field_descriptors,
-  core_ml__specification__reshape_static_layer_params__field_indices_by_name,
-  1,  core_ml__specification__reshape_static_layer_params__number_ranges,
-  (ProtobufCMessageInit) core_ml__specification__reshape_static_layer_params__init,
+  core_ml__specification__rank_preserving_reshape_layer_params__field_descriptors,
+  core_ml__specification__rank_preserving_reshape_layer_params__field_indices_by_name,
+  1,  core_ml__specification__rank_preserving_reshape_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__rank_preserving_reshape_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__constant_padding_layer_params__field_descriptors[3] =
@@ -14790,6 +19984,672 @@ const ProtobufCMessageDescriptor core_ml__specification__constant_padding_layer_
   core_ml__specification__constant_padding_layer_params__field_indices_by_name,
   1,  core_ml__specification__constant_padding_layer_params__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__constant_padding_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_normal_like_layer_params__field_descriptors[3] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalLikeLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mean",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalLikeLayerParams, mean),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stdDev",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalLikeLayerParams, stddev),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_normal_like_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = mean */
+  0,   /* field[0] = seed */
+  2,   /* field[2] = stdDev */
+};
+static const ProtobufCIntRange core_ml__specification__random_normal_like_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_normal_like_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomNormalLikeLayerParams",
+  "RandomNormalLikeLayerParams",
+  "CoreML__Specification__RandomNormalLikeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomNormalLikeLayerParams),
+  3,
+  core_ml__specification__random_normal_like_layer_params__field_descriptors,
+  core_ml__specification__random_normal_like_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_normal_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_normal_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_normal_static_layer_params__field_descriptors[4] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalStaticLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mean",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalStaticLayerParams, mean),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stdDev",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalStaticLayerParams, stddev),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputShape",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__RandomNormalStaticLayerParams, n_outputshape),
+    offsetof(CoreML__Specification__RandomNormalStaticLayerParams, outputshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_normal_static_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = mean */
+  3,   /* field[3] = outputShape */
+  0,   /* field[0] = seed */
+  2,   /* field[2] = stdDev */
+};
+static const ProtobufCIntRange core_ml__specification__random_normal_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_normal_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomNormalStaticLayerParams",
+  "RandomNormalStaticLayerParams",
+  "CoreML__Specification__RandomNormalStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomNormalStaticLayerParams),
+  4,
+  core_ml__specification__random_normal_static_layer_params__field_descriptors,
+  core_ml__specification__random_normal_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_normal_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_normal_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_normal_dynamic_layer_params__field_descriptors[3] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalDynamicLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mean",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalDynamicLayerParams, mean),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stdDev",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomNormalDynamicLayerParams, stddev),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_normal_dynamic_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = mean */
+  0,   /* field[0] = seed */
+  2,   /* field[2] = stdDev */
+};
+static const ProtobufCIntRange core_ml__specification__random_normal_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_normal_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomNormalDynamicLayerParams",
+  "RandomNormalDynamicLayerParams",
+  "CoreML__Specification__RandomNormalDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomNormalDynamicLayerParams),
+  3,
+  core_ml__specification__random_normal_dynamic_layer_params__field_descriptors,
+  core_ml__specification__random_normal_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_normal_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_normal_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_uniform_like_layer_params__field_descriptors[3] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformLikeLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "minVal",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformLikeLayerParams, minval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxVal",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformLikeLayerParams, maxval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_uniform_like_layer_params__field_indices_by_name[] = {
+  2,   /* field[2] = maxVal */
+  1,   /* field[1] = minVal */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_uniform_like_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_uniform_like_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomUniformLikeLayerParams",
+  "RandomUniformLikeLayerParams",
+  "CoreML__Specification__RandomUniformLikeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomUniformLikeLayerParams),
+  3,
+  core_ml__specification__random_uniform_like_layer_params__field_descriptors,
+  core_ml__specification__random_uniform_like_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_uniform_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_uniform_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_uniform_static_layer_params__field_descriptors[4] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformStaticLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "minVal",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformStaticLayerParams, minval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxVal",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformStaticLayerParams, maxval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputShape",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__RandomUniformStaticLayerParams, n_outputshape),
+    offsetof(CoreML__Specification__RandomUniformStaticLayerParams, outputshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_uniform_static_layer_params__field_indices_by_name[] = {
+  2,   /* field[2] = maxVal */
+  1,   /* field[1] = minVal */
+  3,   /* field[3] = outputShape */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_uniform_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_uniform_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomUniformStaticLayerParams",
+  "RandomUniformStaticLayerParams",
+  "CoreML__Specification__RandomUniformStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomUniformStaticLayerParams),
+  4,
+  core_ml__specification__random_uniform_static_layer_params__field_descriptors,
+  core_ml__specification__random_uniform_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_uniform_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_uniform_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_uniform_dynamic_layer_params__field_descriptors[3] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformDynamicLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "minVal",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformDynamicLayerParams, minval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxVal",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomUniformDynamicLayerParams, maxval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_uniform_dynamic_layer_params__field_indices_by_name[] = {
+  2,   /* field[2] = maxVal */
+  1,   /* field[1] = minVal */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_uniform_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_uniform_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomUniformDynamicLayerParams",
+  "RandomUniformDynamicLayerParams",
+  "CoreML__Specification__RandomUniformDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomUniformDynamicLayerParams),
+  3,
+  core_ml__specification__random_uniform_dynamic_layer_params__field_descriptors,
+  core_ml__specification__random_uniform_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_uniform_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_uniform_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_bernoulli_like_layer_params__field_descriptors[2] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliLikeLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "prob",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliLikeLayerParams, prob),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_bernoulli_like_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = prob */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_bernoulli_like_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_bernoulli_like_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomBernoulliLikeLayerParams",
+  "RandomBernoulliLikeLayerParams",
+  "CoreML__Specification__RandomBernoulliLikeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomBernoulliLikeLayerParams),
+  2,
+  core_ml__specification__random_bernoulli_like_layer_params__field_descriptors,
+  core_ml__specification__random_bernoulli_like_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_bernoulli_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_bernoulli_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_bernoulli_static_layer_params__field_descriptors[3] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliStaticLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "prob",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliStaticLayerParams, prob),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputShape",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__RandomBernoulliStaticLayerParams, n_outputshape),
+    offsetof(CoreML__Specification__RandomBernoulliStaticLayerParams, outputshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_bernoulli_static_layer_params__field_indices_by_name[] = {
+  2,   /* field[2] = outputShape */
+  1,   /* field[1] = prob */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_bernoulli_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_bernoulli_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomBernoulliStaticLayerParams",
+  "RandomBernoulliStaticLayerParams",
+  "CoreML__Specification__RandomBernoulliStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomBernoulliStaticLayerParams),
+  3,
+  core_ml__specification__random_bernoulli_static_layer_params__field_descriptors,
+  core_ml__specification__random_bernoulli_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_bernoulli_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_bernoulli_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__random_bernoulli_dynamic_layer_params__field_descriptors[2] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliDynamicLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "prob",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RandomBernoulliDynamicLayerParams, prob),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__random_bernoulli_dynamic_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = prob */
+  0,   /* field[0] = seed */
+};
+static const ProtobufCIntRange core_ml__specification__random_bernoulli_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__random_bernoulli_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RandomBernoulliDynamicLayerParams",
+  "RandomBernoulliDynamicLayerParams",
+  "CoreML__Specification__RandomBernoulliDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RandomBernoulliDynamicLayerParams),
+  2,
+  core_ml__specification__random_bernoulli_dynamic_layer_params__field_descriptors,
+  core_ml__specification__random_bernoulli_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__random_bernoulli_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__random_bernoulli_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__categorical_distribution_layer_params__field_descriptors[5] =
+{
+  {
+    "seed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalDistributionLayerParams, seed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numSamples",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalDistributionLayerParams, numsamples),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "isLogits",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalDistributionLayerParams, islogits),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "eps",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalDistributionLayerParams, eps),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "temperature",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CategoricalDistributionLayerParams, temperature),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__categorical_distribution_layer_params__field_indices_by_name[] = {
+  3,   /* field[3] = eps */
+  2,   /* field[2] = isLogits */
+  1,   /* field[1] = numSamples */
+  0,   /* field[0] = seed */
+  4,   /* field[4] = temperature */
+};
+static const ProtobufCIntRange core_ml__specification__categorical_distribution_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__categorical_distribution_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CategoricalDistributionLayerParams",
+  "CategoricalDistributionLayerParams",
+  "CoreML__Specification__CategoricalDistributionLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CategoricalDistributionLayerParams),
+  5,
+  core_ml__specification__categorical_distribution_layer_params__field_descriptors,
+  core_ml__specification__categorical_distribution_layer_params__field_indices_by_name,
+  1,  core_ml__specification__categorical_distribution_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__categorical_distribution_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor core_ml__specification__reduce_l1_layer_params__field_descriptors[3] =
@@ -15432,6 +21292,1074 @@ const ProtobufCMessageDescriptor core_ml__specification__reduce_log_sum_exp_laye
   (ProtobufCMessageInit) core_ml__specification__reduce_log_sum_exp_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor core_ml__specification__expand_dims_layer_params__field_descriptors[1] =
+{
+  {
+    "axes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__ExpandDimsLayerParams, n_axes),
+    offsetof(CoreML__Specification__ExpandDimsLayerParams, axes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__expand_dims_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axes */
+};
+static const ProtobufCIntRange core_ml__specification__expand_dims_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__expand_dims_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ExpandDimsLayerParams",
+  "ExpandDimsLayerParams",
+  "CoreML__Specification__ExpandDimsLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ExpandDimsLayerParams),
+  1,
+  core_ml__specification__expand_dims_layer_params__field_descriptors,
+  core_ml__specification__expand_dims_layer_params__field_indices_by_name,
+  1,  core_ml__specification__expand_dims_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__expand_dims_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__flatten_to2_dlayer_params__field_descriptors[1] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__FlattenTo2DLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__flatten_to2_dlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+};
+static const ProtobufCIntRange core_ml__specification__flatten_to2_dlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__flatten_to2_dlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FlattenTo2DLayerParams",
+  "FlattenTo2DLayerParams",
+  "CoreML__Specification__FlattenTo2DLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FlattenTo2DLayerParams),
+  1,
+  core_ml__specification__flatten_to2_dlayer_params__field_descriptors,
+  core_ml__specification__flatten_to2_dlayer_params__field_indices_by_name,
+  1,  core_ml__specification__flatten_to2_dlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__flatten_to2_dlayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__reshape_static_layer_params__field_descriptors[1] =
+{
+  {
+    "targetShape",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__ReshapeStaticLayerParams, n_targetshape),
+    offsetof(CoreML__Specification__ReshapeStaticLayerParams, targetshape),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__reshape_static_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = targetShape */
+};
+static const ProtobufCIntRange core_ml__specification__reshape_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__reshape_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ReshapeStaticLayerParams",
+  "ReshapeStaticLayerParams",
+  "CoreML__Specification__ReshapeStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ReshapeStaticLayerParams),
+  1,
+  core_ml__specification__reshape_static_layer_params__field_descriptors,
+  core_ml__specification__reshape_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__reshape_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__reshape_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__reshape_like_layer_params__field_descriptors NULL
+#define core_ml__specification__reshape_like_layer_params__field_indices_by_name NULL
+#define core_ml__specification__reshape_like_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__reshape_like_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ReshapeLikeLayerParams",
+  "ReshapeLikeLayerParams",
+  "CoreML__Specification__ReshapeLikeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ReshapeLikeLayerParams),
+  0,
+  core_ml__specification__reshape_like_layer_params__field_descriptors,
+  core_ml__specification__reshape_like_layer_params__field_indices_by_name,
+  0,  core_ml__specification__reshape_like_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__reshape_like_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__reshape_dynamic_layer_params__field_descriptors NULL
+#define core_ml__specification__reshape_dynamic_layer_params__field_indices_by_name NULL
+#define core_ml__specification__reshape_dynamic_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__reshape_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ReshapeDynamicLayerParams",
+  "ReshapeDynamicLayerParams",
+  "CoreML__Specification__ReshapeDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ReshapeDynamicLayerParams),
+  0,
+  core_ml__specification__reshape_dynamic_layer_params__field_descriptors,
+  core_ml__specification__reshape_dynamic_layer_params__field_indices_by_name,
+  0,  core_ml__specification__reshape_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__reshape_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__squeeze_layer_params__field_descriptors[2] =
+{
+  {
+    "axes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SqueezeLayerParams, n_axes),
+    offsetof(CoreML__Specification__SqueezeLayerParams, axes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "squeezeAll",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SqueezeLayerParams, squeezeall),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__squeeze_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axes */
+  1,   /* field[1] = squeezeAll */
+};
+static const ProtobufCIntRange core_ml__specification__squeeze_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__squeeze_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SqueezeLayerParams",
+  "SqueezeLayerParams",
+  "CoreML__Specification__SqueezeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SqueezeLayerParams),
+  2,
+  core_ml__specification__squeeze_layer_params__field_descriptors,
+  core_ml__specification__squeeze_layer_params__field_indices_by_name,
+  1,  core_ml__specification__squeeze_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__squeeze_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__top_klayer_params__field_descriptors[3] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TopKLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "K",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TopKLayerParams, k),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "useBottomK",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__TopKLayerParams, usebottomk),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__top_klayer_params__field_indices_by_name[] = {
+  1,   /* field[1] = K */
+  0,   /* field[0] = axis */
+  2,   /* field[2] = useBottomK */
+};
+static const ProtobufCIntRange core_ml__specification__top_klayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__top_klayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TopKLayerParams",
+  "TopKLayerParams",
+  "CoreML__Specification__TopKLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__TopKLayerParams),
+  3,
+  core_ml__specification__top_klayer_params__field_descriptors,
+  core_ml__specification__top_klayer_params__field_indices_by_name,
+  1,  core_ml__specification__top_klayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__top_klayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__arg_max_layer_params__field_descriptors[2] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgMaxLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "removeDim",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgMaxLayerParams, removedim),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__arg_max_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = removeDim */
+};
+static const ProtobufCIntRange core_ml__specification__arg_max_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__arg_max_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ArgMaxLayerParams",
+  "ArgMaxLayerParams",
+  "CoreML__Specification__ArgMaxLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ArgMaxLayerParams),
+  2,
+  core_ml__specification__arg_max_layer_params__field_descriptors,
+  core_ml__specification__arg_max_layer_params__field_indices_by_name,
+  1,  core_ml__specification__arg_max_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__arg_max_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__arg_min_layer_params__field_descriptors[2] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgMinLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "removeDim",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgMinLayerParams, removedim),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__arg_min_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = removeDim */
+};
+static const ProtobufCIntRange core_ml__specification__arg_min_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__arg_min_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ArgMinLayerParams",
+  "ArgMinLayerParams",
+  "CoreML__Specification__ArgMinLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ArgMinLayerParams),
+  2,
+  core_ml__specification__arg_min_layer_params__field_descriptors,
+  core_ml__specification__arg_min_layer_params__field_indices_by_name,
+  1,  core_ml__specification__arg_min_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__arg_min_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__split_ndlayer_params__field_descriptors[3] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SplitNDLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "numSplits",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SplitNDLayerParams, numsplits),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "splitSizes",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__SplitNDLayerParams, n_splitsizes),
+    offsetof(CoreML__Specification__SplitNDLayerParams, splitsizes),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__split_ndlayer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = numSplits */
+  2,   /* field[2] = splitSizes */
+};
+static const ProtobufCIntRange core_ml__specification__split_ndlayer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__split_ndlayer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SplitNDLayerParams",
+  "SplitNDLayerParams",
+  "CoreML__Specification__SplitNDLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SplitNDLayerParams),
+  3,
+  core_ml__specification__split_ndlayer_params__field_descriptors,
+  core_ml__specification__split_ndlayer_params__field_indices_by_name,
+  1,  core_ml__specification__split_ndlayer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__split_ndlayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__ceil_layer_params__field_descriptors NULL
+#define core_ml__specification__ceil_layer_params__field_indices_by_name NULL
+#define core_ml__specification__ceil_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__ceil_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CeilLayerParams",
+  "CeilLayerParams",
+  "CoreML__Specification__CeilLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CeilLayerParams),
+  0,
+  core_ml__specification__ceil_layer_params__field_descriptors,
+  core_ml__specification__ceil_layer_params__field_indices_by_name,
+  0,  core_ml__specification__ceil_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__ceil_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__round_layer_params__field_descriptors NULL
+#define core_ml__specification__round_layer_params__field_indices_by_name NULL
+#define core_ml__specification__round_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__round_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RoundLayerParams",
+  "RoundLayerParams",
+  "CoreML__Specification__RoundLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RoundLayerParams),
+  0,
+  core_ml__specification__round_layer_params__field_descriptors,
+  core_ml__specification__round_layer_params__field_indices_by_name,
+  0,  core_ml__specification__round_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__round_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__floor_layer_params__field_descriptors NULL
+#define core_ml__specification__floor_layer_params__field_indices_by_name NULL
+#define core_ml__specification__floor_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__floor_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.FloorLayerParams",
+  "FloorLayerParams",
+  "CoreML__Specification__FloorLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__FloorLayerParams),
+  0,
+  core_ml__specification__floor_layer_params__field_descriptors,
+  core_ml__specification__floor_layer_params__field_indices_by_name,
+  0,  core_ml__specification__floor_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__floor_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__sign_layer_params__field_descriptors NULL
+#define core_ml__specification__sign_layer_params__field_indices_by_name NULL
+#define core_ml__specification__sign_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__sign_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SignLayerParams",
+  "SignLayerParams",
+  "CoreML__Specification__SignLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SignLayerParams),
+  0,
+  core_ml__specification__sign_layer_params__field_descriptors,
+  core_ml__specification__sign_layer_params__field_indices_by_name,
+  0,  core_ml__specification__sign_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sign_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__clip_layer_params__field_descriptors[2] =
+{
+  {
+    "minVal",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ClipLayerParams, minval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxVal",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ClipLayerParams, maxval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__clip_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = maxVal */
+  0,   /* field[0] = minVal */
+};
+static const ProtobufCIntRange core_ml__specification__clip_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__clip_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ClipLayerParams",
+  "ClipLayerParams",
+  "CoreML__Specification__ClipLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ClipLayerParams),
+  2,
+  core_ml__specification__clip_layer_params__field_descriptors,
+  core_ml__specification__clip_layer_params__field_indices_by_name,
+  1,  core_ml__specification__clip_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__clip_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__slice_static_layer_params__field_descriptors[6] =
+{
+  {
+    "beginIds",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_beginids),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, beginids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "beginMasks",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_beginmasks),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, beginmasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "endIds",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_endids),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, endids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "endMasks",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_endmasks),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, endmasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strides",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_strides),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, strides),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "squeezeMasks",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceStaticLayerParams, n_squeezemasks),
+    offsetof(CoreML__Specification__SliceStaticLayerParams, squeezemasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__slice_static_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = beginIds */
+  1,   /* field[1] = beginMasks */
+  2,   /* field[2] = endIds */
+  3,   /* field[3] = endMasks */
+  5,   /* field[5] = squeezeMasks */
+  4,   /* field[4] = strides */
+};
+static const ProtobufCIntRange core_ml__specification__slice_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__slice_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SliceStaticLayerParams",
+  "SliceStaticLayerParams",
+  "CoreML__Specification__SliceStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SliceStaticLayerParams),
+  6,
+  core_ml__specification__slice_static_layer_params__field_descriptors,
+  core_ml__specification__slice_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__slice_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__slice_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__slice_dynamic_layer_params__field_descriptors[5] =
+{
+  {
+    "beginMasks",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, n_beginmasks),
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, beginmasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "endIds",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, n_endids),
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, endids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "endMasks",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, n_endmasks),
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, endmasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strides",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, n_strides),
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, strides),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "squeezeMasks",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, n_squeezemasks),
+    offsetof(CoreML__Specification__SliceDynamicLayerParams, squeezemasks),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__slice_dynamic_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = beginMasks */
+  1,   /* field[1] = endIds */
+  2,   /* field[2] = endMasks */
+  4,   /* field[4] = squeezeMasks */
+  3,   /* field[3] = strides */
+};
+static const ProtobufCIntRange core_ml__specification__slice_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__slice_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SliceDynamicLayerParams",
+  "SliceDynamicLayerParams",
+  "CoreML__Specification__SliceDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SliceDynamicLayerParams),
+  5,
+  core_ml__specification__slice_dynamic_layer_params__field_descriptors,
+  core_ml__specification__slice_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__slice_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__slice_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__tile_layer_params__field_descriptors[1] =
+{
+  {
+    "reps",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(CoreML__Specification__TileLayerParams, n_reps),
+    offsetof(CoreML__Specification__TileLayerParams, reps),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__tile_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = reps */
+};
+static const ProtobufCIntRange core_ml__specification__tile_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__tile_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.TileLayerParams",
+  "TileLayerParams",
+  "CoreML__Specification__TileLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__TileLayerParams),
+  1,
+  core_ml__specification__tile_layer_params__field_descriptors,
+  core_ml__specification__tile_layer_params__field_indices_by_name,
+  1,  core_ml__specification__tile_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__tile_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__get_shape_layer_params__field_descriptors NULL
+#define core_ml__specification__get_shape_layer_params__field_indices_by_name NULL
+#define core_ml__specification__get_shape_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__get_shape_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GetShapeLayerParams",
+  "GetShapeLayerParams",
+  "CoreML__Specification__GetShapeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GetShapeLayerParams),
+  0,
+  core_ml__specification__get_shape_layer_params__field_descriptors,
+  core_ml__specification__get_shape_layer_params__field_indices_by_name,
+  0,  core_ml__specification__get_shape_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__get_shape_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define core_ml__specification__erf_layer_params__field_descriptors NULL
+#define core_ml__specification__erf_layer_params__field_indices_by_name NULL
+#define core_ml__specification__erf_layer_params__number_ranges NULL
+const ProtobufCMessageDescriptor core_ml__specification__erf_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ErfLayerParams",
+  "ErfLayerParams",
+  "CoreML__Specification__ErfLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ErfLayerParams),
+  0,
+  core_ml__specification__erf_layer_params__field_descriptors,
+  core_ml__specification__erf_layer_params__field_indices_by_name,
+  0,  core_ml__specification__erf_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__erf_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_number[3] =
+{
+  { "EXACT", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__EXACT", 0 },
+  { "TANH_APPROXIMATION", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__TANH_APPROXIMATION", 1 },
+  { "SIGMOID_APPROXIMATION", "CORE_ML__SPECIFICATION__GELU_LAYER_PARAMS__GELU_MODE__SIGMOID_APPROXIMATION", 2 },
+};
+static const ProtobufCIntRange core_ml__specification__gelu_layer_params__gelu_mode__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_name[3] =
+{
+  { "EXACT", 0 },
+  { "SIGMOID_APPROXIMATION", 2 },
+  { "TANH_APPROXIMATION", 1 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__gelu_layer_params__gelu_mode__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GeluLayerParams.GeluMode",
+  "GeluMode",
+  "CoreML__Specification__GeluLayerParams__GeluMode",
+  "CoreML.Specification",
+  3,
+  core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_number,
+  3,
+  core_ml__specification__gelu_layer_params__gelu_mode__enum_values_by_name,
+  1,
+  core_ml__specification__gelu_layer_params__gelu_mode__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__gelu_layer_params__field_descriptors[1] =
+{
+  {
+    "mode",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__GeluLayerParams, mode),
+    &core_ml__specification__gelu_layer_params__gelu_mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__gelu_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = mode */
+};
+static const ProtobufCIntRange core_ml__specification__gelu_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__gelu_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.GeluLayerParams",
+  "GeluLayerParams",
+  "CoreML__Specification__GeluLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__GeluLayerParams),
+  1,
+  core_ml__specification__gelu_layer_params__field_descriptors,
+  core_ml__specification__gelu_layer_params__field_indices_by_name,
+  1,  core_ml__specification__gelu_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__gelu_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__range_static_layer_params__field_descriptors[3] =
+{
+  {
+    "endValue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RangeStaticLayerParams, endvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "startValue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RangeStaticLayerParams, startvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stepSizeValue",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RangeStaticLayerParams, stepsizevalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__range_static_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = endValue */
+  1,   /* field[1] = startValue */
+  2,   /* field[2] = stepSizeValue */
+};
+static const ProtobufCIntRange core_ml__specification__range_static_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__range_static_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RangeStaticLayerParams",
+  "RangeStaticLayerParams",
+  "CoreML__Specification__RangeStaticLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RangeStaticLayerParams),
+  3,
+  core_ml__specification__range_static_layer_params__field_descriptors,
+  core_ml__specification__range_static_layer_params__field_indices_by_name,
+  1,  core_ml__specification__range_static_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__range_static_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__range_dynamic_layer_params__field_descriptors[2] =
+{
+  {
+    "startValue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RangeDynamicLayerParams, startvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stepSizeValue",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__RangeDynamicLayerParams, stepsizevalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__range_dynamic_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = startValue */
+  1,   /* field[1] = stepSizeValue */
+};
+static const ProtobufCIntRange core_ml__specification__range_dynamic_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__range_dynamic_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.RangeDynamicLayerParams",
+  "RangeDynamicLayerParams",
+  "CoreML__Specification__RangeDynamicLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__RangeDynamicLayerParams),
+  2,
+  core_ml__specification__range_dynamic_layer_params__field_descriptors,
+  core_ml__specification__range_dynamic_layer_params__field_indices_by_name,
+  1,  core_ml__specification__range_dynamic_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__range_dynamic_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__sliding_windows_layer_params__field_descriptors[3] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SlidingWindowsLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "windowSize",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SlidingWindowsLayerParams, windowsize),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "step",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SlidingWindowsLayerParams, step),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__sliding_windows_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  2,   /* field[2] = step */
+  1,   /* field[1] = windowSize */
+};
+static const ProtobufCIntRange core_ml__specification__sliding_windows_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__sliding_windows_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SlidingWindowsLayerParams",
+  "SlidingWindowsLayerParams",
+  "CoreML__Specification__SlidingWindowsLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SlidingWindowsLayerParams),
+  3,
+  core_ml__specification__sliding_windows_layer_params__field_descriptors,
+  core_ml__specification__sliding_windows_layer_params__field_indices_by_name,
+  1,  core_ml__specification__sliding_windows_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__sliding_windows_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor core_ml__specification__layer_normalization_layer_params__field_descriptors[4] =
 {
   {
@@ -15509,6 +22437,83 @@ const ProtobufCMessageDescriptor core_ml__specification__layer_normalization_lay
   (ProtobufCMessageInit) core_ml__specification__layer_normalization_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor core_ml__specification__non_maximum_suppression_layer_params__field_descriptors[4] =
+{
+  {
+    "iouThreshold",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppressionLayerParams, iouthreshold),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "scoreThreshold",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppressionLayerParams, scorethreshold),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maxBoxes",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppressionLayerParams, maxboxes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "perClassSuppression",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__NonMaximumSuppressionLayerParams, perclasssuppression),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__non_maximum_suppression_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = iouThreshold */
+  2,   /* field[2] = maxBoxes */
+  3,   /* field[3] = perClassSuppression */
+  1,   /* field[1] = scoreThreshold */
+};
+static const ProtobufCIntRange core_ml__specification__non_maximum_suppression_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__non_maximum_suppression_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.NonMaximumSuppressionLayerParams",
+  "NonMaximumSuppressionLayerParams",
+  "CoreML__Specification__NonMaximumSuppressionLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__NonMaximumSuppressionLayerParams),
+  4,
+  core_ml__specification__non_maximum_suppression_layer_params__field_descriptors,
+  core_ml__specification__non_maximum_suppression_layer_params__field_indices_by_name,
+  1,  core_ml__specification__non_maximum_suppression_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__non_maximum_suppression_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor core_ml__specification__clamped_re_lulayer_params__field_descriptors[2] =
 {
   {
@@ -15558,6 +22563,249 @@ const ProtobufCMessageDescriptor core_ml__specification__clamped_re_lulayer_para
   core_ml__specification__clamped_re_lulayer_params__field_indices_by_name,
   1,  core_ml__specification__clamped_re_lulayer_params__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__clamped_re_lulayer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__arg_sort_layer_params__field_descriptors[2] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgSortLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "descending",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__ArgSortLayerParams, descending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__arg_sort_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = descending */
+};
+static const ProtobufCIntRange core_ml__specification__arg_sort_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__arg_sort_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ArgSortLayerParams",
+  "ArgSortLayerParams",
+  "CoreML__Specification__ArgSortLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__ArgSortLayerParams),
+  2,
+  core_ml__specification__arg_sort_layer_params__field_descriptors,
+  core_ml__specification__arg_sort_layer_params__field_indices_by_name,
+  1,  core_ml__specification__arg_sort_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__arg_sort_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__slice_by_size_layer_params__field_descriptors[2] =
+{
+  {
+    "size",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SliceBySizeLayerParams, size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "axis",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__SliceBySizeLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__slice_by_size_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = axis */
+  0,   /* field[0] = size */
+};
+static const ProtobufCIntRange core_ml__specification__slice_by_size_layer_params__number_ranges[1 + 1] =
+{
+  { 2, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__slice_by_size_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.SliceBySizeLayerParams",
+  "SliceBySizeLayerParams",
+  "CoreML__Specification__SliceBySizeLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__SliceBySizeLayerParams),
+  2,
+  core_ml__specification__slice_by_size_layer_params__field_descriptors,
+  core_ml__specification__slice_by_size_layer_params__field_indices_by_name,
+  1,  core_ml__specification__slice_by_size_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__slice_by_size_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__one_hot_layer_params__field_descriptors[4] =
+{
+  {
+    "oneHotVectorSize",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotLayerParams, onehotvectorsize),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "axis",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "onValue",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotLayerParams, onvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offValue",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__OneHotLayerParams, offvalue),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__one_hot_layer_params__field_indices_by_name[] = {
+  1,   /* field[1] = axis */
+  3,   /* field[3] = offValue */
+  2,   /* field[2] = onValue */
+  0,   /* field[0] = oneHotVectorSize */
+};
+static const ProtobufCIntRange core_ml__specification__one_hot_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__one_hot_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.OneHotLayerParams",
+  "OneHotLayerParams",
+  "CoreML__Specification__OneHotLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__OneHotLayerParams),
+  4,
+  core_ml__specification__one_hot_layer_params__field_descriptors,
+  core_ml__specification__one_hot_layer_params__field_indices_by_name,
+  1,  core_ml__specification__one_hot_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__one_hot_layer_params__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__cum_sum_layer_params__field_descriptors[3] =
+{
+  {
+    "axis",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CumSumLayerParams, axis),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "excludeFinalSum",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CumSumLayerParams, excludefinalsum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reverse",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__CumSumLayerParams, reverse),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__cum_sum_layer_params__field_indices_by_name[] = {
+  0,   /* field[0] = axis */
+  1,   /* field[1] = excludeFinalSum */
+  2,   /* field[2] = reverse */
+};
+static const ProtobufCIntRange core_ml__specification__cum_sum_layer_params__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__cum_sum_layer_params__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.CumSumLayerParams",
+  "CumSumLayerParams",
+  "CoreML__Specification__CumSumLayerParams",
+  "CoreML.Specification",
+  sizeof(CoreML__Specification__CumSumLayerParams),
+  3,
+  core_ml__specification__cum_sum_layer_params__field_descriptors,
+  core_ml__specification__cum_sum_layer_params__field_indices_by_name,
+  1,  core_ml__specification__cum_sum_layer_params__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__cum_sum_layer_params__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue core_ml__specification__neural_network_multi_array_shape_mapping__enum_values_by_number[2] =
@@ -15614,5 +22862,43 @@ const ProtobufCEnumDescriptor core_ml__specification__neural_network_image_shape
   core_ml__specification__neural_network_image_shape_mapping__enum_values_by_name,
   1,
   core_ml__specification__neural_network_image_shape_mapping__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue core_ml__specification__scatter_mode__enum_values_by_number[7] =
+{
+  { "SCATTER_UPDATE", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_UPDATE", 0 },
+  { "SCATTER_ADD", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_ADD", 1 },
+  { "SCATTER_SUB", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_SUB", 2 },
+  { "SCATTER_MUL", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_MUL", 3 },
+  { "SCATTER_DIV", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_DIV", 4 },
+  { "SCATTER_MAX", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_MAX", 5 },
+  { "SCATTER_MIN", "CORE_ML__SPECIFICATION__SCATTER_MODE__SCATTER_MIN", 6 },
+};
+static const ProtobufCIntRange core_ml__specification__scatter_mode__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__scatter_mode__enum_values_by_name[7] =
+{
+  { "SCATTER_ADD", 1 },
+  { "SCATTER_DIV", 4 },
+  { "SCATTER_MAX", 5 },
+  { "SCATTER_MIN", 6 },
+  { "SCATTER_MUL", 3 },
+  { "SCATTER_SUB", 2 },
+  { "SCATTER_UPDATE", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__scatter_mode__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.ScatterMode",
+  "ScatterMode",
+  "CoreML__Specification__ScatterMode",
+  "CoreML.Specification",
+  7,
+  core_ml__specification__scatter_mode__enum_values_by_number,
+  7,
+  core_ml__specification__scatter_mode__enum_values_by_name,
+  1,
+  core_ml__specification__scatter_mode__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -385,6 +385,10 @@ struct CWriter {
     func set(_ id: UInt32, int64s v: [Int64]) { setArray(id, PROTOBUF_C_TYPE_INT64, v) }
     func set(_ id: UInt32, uint64s v: [UInt64]) { setArray(id, PROTOBUF_C_TYPE_UINT64, v) }
     func set(_ id: UInt32, bools v: [Bool]) { setArray(id, PROTOBUF_C_TYPE_BOOL, v.map { Int32($0 ? 1 : 0) }) }
+    func set(_ id: UInt32, int32s v: [Int32]) { setArray(id, PROTOBUF_C_TYPE_INT32, v) }
+    func set(_ id: UInt32, uint32s v: [UInt32]) { setArray(id, PROTOBUF_C_TYPE_UINT32, v) }
+    /// Raw values of a repeated enum field.
+    func set(_ id: UInt32, enumValues v: [Int32]) { setArray(id, PROTOBUF_C_TYPE_ENUM, v) }
     func set(_ id: UInt32, strings v: [String]) throws {
         let f = field(id, PROTOBUF_C_TYPE_STRING, repeated: true)
         let ptrs = try v.enumerated().map { i, s -> UnsafePointer<CChar>? in

@@ -170,73 +170,18 @@ extension Spec.NeuralNetworkLayer {
         /// A layer type mlconv's schema does not declare (named by `typeName(fieldNumber:)`);
         /// its parameters are kept in the layer's `unknownFields`.
         case unsupported(fieldNumber: UInt32)
+        /// A layer type of the schema without a case of its own here (branch, scatter, topK, …):
+        /// its generated parameters. mlconv decodes and re-encodes it but does not import it.
+        case other(Spec.LayerParameters)
 
         /// The field number of this case in `NeuralNetworkLayer` (0 for `.none`).
         public var fieldNumber: UInt32 {
             switch self {
             case .none: return 0
-            case .convolution: return 100
-            case .pooling: return 120
-            case .activation: return 130
-            case .innerProduct: return 140
-            case .embedding: return 150
-            case .batchnorm: return 160
-            case .mvn: return 165
-            case .l2normalize: return 170
-            case .softmax: return 175
-            case .lrn: return 180
-            case .crop: return 190
-            case .padding: return 200
-            case .upsample: return 210
-            case .resizeBilinear: return 211
-            case .unary: return 220
-            case .add: return 230
-            case .multiply: return 231
-            case .average: return 240
-            case .scale: return 245
-            case .bias: return 250
-            case .max: return 260
-            case .min: return 261
-            case .dot: return 270
-            case .reduce: return 280
-            case .loadConstant: return 290
-            case .reshape: return 300
-            case .flatten: return 301
-            case .permute: return 310
-            case .concat: return 320
-            case .split: return 330
-            case .sequenceRepeat: return 340
-            case .reorganizeData: return 345
-            case .slice: return 350
-            case .simpleRecurrent: return 400
-            case .gru: return 410
-            case .uniDirectionalLSTM: return 420
-            case .biDirectionalLSTM: return 430
-            case .custom: return 500
-            case let .simple(k): return k.rawValue
-            case .clip: return 660
-            case .gelu: return 795
-            case .tile: return 920
-            case .stack: return 925
-            case .gather: return 930
-            case .softmaxND: return 950
-            case .splitND: return 975
-            case .concatND: return 980
-            case .transpose: return 985
-            case .sliceStatic: return 995
-            case .argMax: return 1025
-            case .embeddingND: return 1040
-            case .batchedMatmul: return 1045
-            case .loadConstantND: return 1070
-            case .squeeze: return 1120
-            case .expandDims: return 1125
-            case .flattenTo2D: return 1130
-            case .reshapeStatic: return 1140
-            case .constantPad: return 1155
-            case let .reduceND(op, _): return op.rawValue
-            case .layerNormalization: return 1350
-            case .clampedReLU: return 1460
             case let .unsupported(n): return n
+            case let .simple(k): return k.rawValue
+            case let .reduceND(op, _): return op.rawValue
+            default: return parameters?.fieldNumber ?? 0  // numbers come from the generated schema
             }
         }
 
@@ -246,44 +191,8 @@ extension Spec.NeuralNetworkLayer {
 
     /// Apple's name for a `NeuralNetworkLayer.layer` field number ("field N" if not an Apple layer).
     public static func typeName(fieldNumber: UInt32) -> String {
-        fieldNumber == 0 ? "none" : (appleLayerTypes[fieldNumber] ?? "field \(fieldNumber)")
+        fieldNumber == 0 ? "none" : (Spec.LayerParameters.typeName(fieldNumber: fieldNumber) ?? "field \(fieldNumber)")
     }
-
-    /// Every layer type of Apple's `NeuralNetworkLayer.layer` oneof (coremltools 8), by field number.
-    static let appleLayerTypes: [UInt32: String] = [
-        100: "convolution", 120: "pooling", 130: "activation", 140: "innerProduct", 150: "embedding", 160:
-        "batchnorm", 165: "mvn", 170: "l2normalize", 175: "softmax", 180: "lrn", 190: "crop", 200:
-        "padding", 210: "upsample", 211: "resizeBilinear", 212: "cropResize", 220: "unary", 230: "add",
-        231: "multiply", 240: "average", 245: "scale", 250: "bias", 260: "max", 261: "min", 270: "dot",
-        280: "reduce", 290: "loadConstant", 300: "reshape", 301: "flatten", 310: "permute", 320: "concat",
-        330: "split", 340: "sequenceRepeat", 345: "reorganizeData", 350: "slice", 400: "simpleRecurrent",
-        410: "gru", 420: "uniDirectionalLSTM", 430: "biDirectionalLSTM", 500: "custom", 600: "copy", 605:
-        "branch", 615: "loop", 620: "loopBreak", 625: "loopContinue", 635: "rangeStatic", 640:
-        "rangeDynamic", 660: "clip", 665: "ceil", 670: "floor", 680: "sign", 685: "round", 700: "exp2",
-        710: "sin", 715: "cos", 720: "tan", 730: "asin", 735: "acos", 740: "atan", 750: "sinh", 755:
-        "cosh", 760: "tanh", 770: "asinh", 775: "acosh", 780: "atanh", 790: "erf", 795: "gelu", 815:
-        "equal", 820: "notEqual", 825: "lessThan", 827: "lessEqual", 830: "greaterThan", 832:
-        "greaterEqual", 840: "logicalOr", 845: "logicalXor", 850: "logicalNot", 855: "logicalAnd", 865:
-        "modBroadcastable", 870: "minBroadcastable", 875: "maxBroadcastable", 880: "addBroadcastable", 885:
-        "powBroadcastable", 890: "divideBroadcastable", 895: "floorDivBroadcastable", 900:
-        "multiplyBroadcastable", 905: "subtractBroadcastable", 920: "tile", 925: "stack", 930: "gather",
-        935: "scatter", 940: "gatherND", 945: "scatterND", 950: "softmaxND", 952: "gatherAlongAxis", 954:
-        "scatterAlongAxis", 960: "reverse", 965: "reverseSeq", 975: "splitND", 980: "concatND", 985:
-        "transpose", 995: "sliceStatic", 1000: "sliceDynamic", 1005: "slidingWindows", 1015: "topK", 1020:
-        "argMin", 1025: "argMax", 1040: "embeddingND", 1045: "batchedMatmul", 1065: "getShape", 1070:
-        "loadConstantND", 1080: "fillLike", 1085: "fillStatic", 1090: "fillDynamic", 1100:
-        "broadcastToLike", 1105: "broadcastToStatic", 1110: "broadcastToDynamic", 1120: "squeeze", 1125:
-        "expandDims", 1130: "flattenTo2D", 1135: "reshapeLike", 1140: "reshapeStatic", 1145:
-        "reshapeDynamic", 1150: "rankPreservingReshape", 1155: "constantPad", 1170: "randomNormalLike",
-        1175: "randomNormalStatic", 1180: "randomNormalDynamic", 1190: "randomUniformLike", 1195:
-        "randomUniformStatic", 1200: "randomUniformDynamic", 1210: "randomBernoulliLike", 1215:
-        "randomBernoulliStatic", 1220: "randomBernoulliDynamic", 1230: "categoricalDistribution", 1250:
-        "reduceL1", 1255: "reduceL2", 1260: "reduceMax", 1265: "reduceMin", 1270: "reduceSum", 1275:
-        "reduceProd", 1280: "reduceMean", 1285: "reduceLogSum", 1290: "reduceSumSquare", 1295:
-        "reduceLogSumExp", 1313: "whereNonZero", 1315: "matrixBandPart", 1320: "lowerTriangular", 1325:
-        "upperTriangular", 1330: "whereBroadcastable", 1350: "layerNormalization", 1400:
-        "NonMaximumSuppression", 1450: "oneHot", 1455: "cumSum", 1460: "clampedReLU", 1461: "argSort",
-        1465: "pooling3d", 1466: "globalPooling3d", 1470: "sliceBySize", 1471: "convolution3d",    ]
 }
 
 // MARK: - C bridge
@@ -338,137 +247,175 @@ extension Spec.NeuralNetworkLayer: CMessageCodable, ReportsOwnUnknownFields {
 
 extension Spec.NeuralNetworkLayer.Layer {
     init(reading r: CReader, fieldNumber c: UInt32) throws {
-        if Spec.SimpleLayerKind.all.contains(c) {
-            _ = r.sub(c)
-            self = .simple(Spec.SimpleLayerKind(rawValue: c))
+        guard let p = try Spec.LayerParameters.read(fieldNumber: c, r) else {
+            preconditionFailure("mlconv schema/code mismatch: layer field \(c) is declared but not generated")
+        }
+        self.init(p)
+    }
+
+    func write(to w: CWriter) throws { try parameters?.write(to: w) }
+
+    /// The case that presents generated layer parameters `p` (`.other(p)` for layer types
+    /// without a case of their own). Field values the case does not carry (for example the
+    /// unknown fields of an `AddLayerParams`) are dropped.
+    public init(_ p: Spec.LayerParameters) {
+        if Spec.SimpleLayerKind.all.contains(p.fieldNumber) {
+            self = .simple(Spec.SimpleLayerKind(rawValue: p.fieldNumber))
             return
         }
-        if Spec.ReduceNDOperation.all.contains(c) {
-            self = .reduceND(Spec.ReduceNDOperation(rawValue: c), try r.message(c)!)
-            return
-        }
-        switch c {
-        case 100: self = .convolution(try r.message(c)!)
-        case 120: self = .pooling(try r.message(c)!)
-        case 130: self = .activation(try r.message(c)!)
-        case 140: self = .innerProduct(try r.message(c)!)
-        case 150: self = .embedding(try r.message(c)!)
-        case 160: self = .batchnorm(try r.message(c)!)
-        case 165: self = .mvn(try r.message(c)!)
-        case 170: self = .l2normalize(epsilon: r.sub(c)!.float(1))
-        case 175: _ = r.sub(c); self = .softmax
-        case 180: self = .lrn(try r.message(c)!)
-        case 190: self = .crop(try r.message(c)!)
-        case 200: self = .padding(try r.message(c)!)
-        case 210: self = .upsample(try r.message(c)!)
-        case 211: self = .resizeBilinear(try r.message(c)!)
-        case 220: self = .unary(try r.message(c)!)
-        case 230: self = .add(alpha: r.sub(c)!.float(1))
-        case 231: self = .multiply(alpha: r.sub(c)!.float(1))
-        case 240: _ = r.sub(c); self = .average
-        case 245: self = .scale(try r.message(c)!)
-        case 250: self = .bias(try r.message(c)!)
-        case 260: _ = r.sub(c); self = .max
-        case 261: _ = r.sub(c); self = .min
-        case 270: self = .dot(cosineSimilarity: r.sub(c)!.bool(1))
-        case 280: self = .reduce(try r.message(c)!)
-        case 290: self = .loadConstant(try r.message(c)!)
-        case 300: self = .reshape(try r.message(c)!)
-        case 301: self = .flatten(mode: Spec.FlattenOrder(rawValue: r.sub(c)!.enumValue(1)))
-        case 310: self = .permute(axis: r.sub(c)!.uint64s(1))
-        case 320: self = .concat(sequenceConcat: r.sub(c)!.bool(100))
-        case 330: self = .split(nOutputs: r.sub(c)!.uint64(1))
-        case 340: self = .sequenceRepeat(nRepetitions: r.sub(c)!.uint64(1))
-        case 345: self = .reorganizeData(try r.message(c)!)
-        case 350: self = .slice(try r.message(c)!)
-        case 400: self = .simpleRecurrent(try r.message(c)!)
-        case 410: self = .gru(try r.message(c)!)
-        case 420: self = .uniDirectionalLSTM(try r.message(c)!)
-        case 430: self = .biDirectionalLSTM(try r.message(c)!)
-        case 500: self = .custom(try r.message(c)!)
-        case 660: let s = r.sub(c)!; self = .clip(minVal: s.float(1), maxVal: s.float(2))
-        case 795: self = .gelu(mode: Spec.GeluMode(rawValue: r.sub(c)!.enumValue(1)))
-        case 920: self = .tile(reps: r.sub(c)!.uint64s(1))
-        case 925: self = .stack(axis: r.sub(c)!.int64(1))
-        case 930: self = .gather(axis: r.sub(c)!.int64(1))
-        case 950: self = .softmaxND(axis: r.sub(c)!.int64(1))
-        case 975: self = .splitND(try r.message(c)!)
-        case 980: let s = r.sub(c)!; self = .concatND(axis: s.int64(1), interleave: s.bool(2))
-        case 985: self = .transpose(axes: r.sub(c)!.uint64s(1))
-        case 995: self = .sliceStatic(try r.message(c)!)
-        case 1025: let s = r.sub(c)!; self = .argMax(axis: s.int64(1), removeDim: s.bool(2))
-        case 1040: self = .embeddingND(try r.message(c)!)
-        case 1045: self = .batchedMatmul(try r.message(c)!)
-        case 1070: self = .loadConstantND(try r.message(c)!)
-        case 1120: let s = r.sub(c)!; self = .squeeze(axes: s.int64s(1), squeezeAll: s.bool(2))
-        case 1125: self = .expandDims(axes: r.sub(c)!.int64s(1))
-        case 1130: self = .flattenTo2D(axis: r.sub(c)!.int64(1))
-        case 1140: self = .reshapeStatic(targetShape: r.sub(c)!.int64s(1))
-        case 1155: self = .constantPad(try r.message(c)!)
-        case 1350: self = .layerNormalization(try r.message(c)!)
-        case 1460: let s = r.sub(c)!; self = .clampedReLU(alpha: s.float(1), beta: s.float(2))
-        default:
-            preconditionFailure("mlconv schema/code mismatch: layer field \(c) is declared but not decoded")
+        switch p {
+        case let .convolution(v): self = .convolution(v)
+        case let .pooling(v): self = .pooling(v)
+        case let .activation(v): self = .activation(v)
+        case let .innerProduct(v): self = .innerProduct(v)
+        case let .embedding(v): self = .embedding(v)
+        case let .batchnorm(v): self = .batchnorm(v)
+        case let .mvn(v): self = .mvn(v)
+        case let .l2normalize(v): self = .l2normalize(epsilon: v.epsilon)
+        case .softmax: self = .softmax
+        case let .lrn(v): self = .lrn(v)
+        case let .crop(v): self = .crop(v)
+        case let .padding(v): self = .padding(v)
+        case let .upsample(v): self = .upsample(v)
+        case let .resizeBilinear(v): self = .resizeBilinear(v)
+        case let .unary(v): self = .unary(v)
+        case let .add(v): self = .add(alpha: v.alpha)
+        case let .multiply(v): self = .multiply(alpha: v.alpha)
+        case .average: self = .average
+        case let .scale(v): self = .scale(v)
+        case let .bias(v): self = .bias(v)
+        case .max: self = .max
+        case .min: self = .min
+        case let .dot(v): self = .dot(cosineSimilarity: v.cosineSimilarity)
+        case let .reduce(v): self = .reduce(v)
+        case let .loadConstant(v): self = .loadConstant(v)  // LoadConstantND shares its layout
+        case let .reshape(v): self = .reshape(v)
+        case let .flatten(v): self = .flatten(mode: Spec.FlattenOrder(rawValue: v.mode.rawValue))
+        case let .permute(v): self = .permute(axis: v.axis)
+        case let .concat(v): self = .concat(sequenceConcat: v.sequenceConcat)
+        case let .split(v): self = .split(nOutputs: v.nOutputs)
+        case let .sequenceRepeat(v): self = .sequenceRepeat(nRepetitions: v.nRepetitions)
+        case let .reorganizeData(v): self = .reorganizeData(v)
+        case let .slice(v): self = .slice(v)
+        case let .simpleRecurrent(v): self = .simpleRecurrent(v)
+        case let .gru(v): self = .gru(v)
+        case let .uniDirectionalLSTM(v): self = .uniDirectionalLSTM(v)
+        case let .biDirectionalLSTM(v): self = .biDirectionalLSTM(v)
+        case let .custom(v): self = .custom(v)
+        case let .clip(v): self = .clip(minVal: v.minVal, maxVal: v.maxVal)
+        case let .gelu(v): self = .gelu(mode: Spec.GeluMode(rawValue: v.mode.rawValue))
+        case let .tile(v): self = .tile(reps: v.reps)
+        case let .stack(v): self = .stack(axis: v.axis)
+        case let .gather(v): self = .gather(axis: v.axis)
+        case let .softmaxND(v): self = .softmaxND(axis: v.axis)
+        case let .splitND(v): self = .splitND(v)
+        case let .concatND(v): self = .concatND(axis: v.axis, interleave: v.interleave)
+        case let .transpose(v): self = .transpose(axes: v.axes)
+        case let .sliceStatic(v): self = .sliceStatic(v)
+        case let .argMax(v): self = .argMax(axis: v.axis, removeDim: v.removeDim)
+        case let .embeddingND(v): self = .embeddingND(v)
+        case let .batchedMatmul(v): self = .batchedMatmul(v)
+        case let .loadConstantND(v): self = .loadConstantND(.init(shape: v.shape, data: v.data, unknownFields: v.unknownFields))
+        case let .squeeze(v): self = .squeeze(axes: v.axes, squeezeAll: v.squeezeAll)
+        case let .expandDims(v): self = .expandDims(axes: v.axes)
+        case let .flattenTo2D(v): self = .flattenTo2D(axis: v.axis)
+        case let .reshapeStatic(v): self = .reshapeStatic(targetShape: v.targetShape)
+        case let .constantPad(v): self = .constantPad(v)
+        case let .reduceL1(v): self = .reduceND(.l1, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceL2(v): self = .reduceND(.l2, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceMax(v): self = .reduceND(.max, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceMin(v): self = .reduceND(.min, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceSum(v): self = .reduceND(.sum, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceProd(v): self = .reduceND(.prod, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceMean(v): self = .reduceND(.mean, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceLogSum(v): self = .reduceND(.logSum, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceSumSquare(v): self = .reduceND(.sumSquare, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .reduceLogSumExp(v): self = .reduceND(.logSumExp, .init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+        case let .layerNormalization(v): self = .layerNormalization(v)
+        case let .clampedReLU(v): self = .clampedReLU(alpha: v.alpha, beta: v.beta)
+        default: self = .other(p)
         }
     }
 
-    func write(to w: CWriter) throws {
-        let c = fieldNumber
+    /// The generated parameters this case stands for; nil for `.none` and `.unsupported`.
+    public var parameters: Spec.LayerParameters? {
         switch self {
-        case .none, .unsupported: break
-        case let .convolution(p): try w.set(c, message: p)
-        case let .pooling(p): try w.set(c, message: p)
-        case let .activation(p): try w.set(c, message: p)
-        case let .innerProduct(p): try w.set(c, message: p)
-        case let .embedding(p): try w.set(c, message: p)
-        case let .batchnorm(p): try w.set(c, message: p)
-        case let .mvn(p): try w.set(c, message: p)
-        case let .l2normalize(eps): w.sub(c) { $0.set(1, float: eps) }
-        case .softmax, .average, .max, .min, .simple: w.sub(c)
-        case let .lrn(p): try w.set(c, message: p)
-        case let .crop(p): try w.set(c, message: p)
-        case let .padding(p): try w.set(c, message: p)
-        case let .upsample(p): try w.set(c, message: p)
-        case let .resizeBilinear(p): try w.set(c, message: p)
-        case let .unary(p): try w.set(c, message: p)
-        case let .add(a), let .multiply(a): w.sub(c) { $0.set(1, float: a) }
-        case let .scale(p): try w.set(c, message: p)
-        case let .bias(p): try w.set(c, message: p)
-        case let .dot(cos): w.sub(c) { $0.set(1, bool: cos) }
-        case let .reduce(p): try w.set(c, message: p)
-        case let .loadConstant(p), let .loadConstantND(p): try w.set(c, message: p)
-        case let .reshape(p): try w.set(c, message: p)
-        case let .flatten(mode): w.sub(c) { $0.set(1, enum: mode.rawValue) }
-        case let .permute(axis): w.sub(c) { $0.set(1, uint64s: axis) }
-        case let .concat(seq): w.sub(c) { $0.set(100, bool: seq) }
-        case let .split(n): w.sub(c) { $0.set(1, uint64: n) }
-        case let .sequenceRepeat(n): w.sub(c) { $0.set(1, uint64: n) }
-        case let .reorganizeData(p): try w.set(c, message: p)
-        case let .slice(p): try w.set(c, message: p)
-        case let .simpleRecurrent(p): try w.set(c, message: p)
-        case let .gru(p): try w.set(c, message: p)
-        case let .uniDirectionalLSTM(p): try w.set(c, message: p)
-        case let .biDirectionalLSTM(p): try w.set(c, message: p)
-        case let .custom(p): try w.set(c, message: p)
-        case let .clip(lo, hi): w.sub(c) { $0.set(1, float: lo); $0.set(2, float: hi) }
-        case let .gelu(mode): w.sub(c) { $0.set(1, enum: mode.rawValue) }
-        case let .tile(reps): w.sub(c) { $0.set(1, uint64s: reps) }
-        case let .stack(axis), let .gather(axis), let .softmaxND(axis), let .flattenTo2D(axis):
-            w.sub(c) { $0.set(1, int64: axis) }
-        case let .splitND(p): try w.set(c, message: p)
-        case let .concatND(axis, interleave): w.sub(c) { $0.set(1, int64: axis); $0.set(2, bool: interleave) }
-        case let .transpose(axes): w.sub(c) { $0.set(1, uint64s: axes) }
-        case let .sliceStatic(p): try w.set(c, message: p)
-        case let .argMax(axis, removeDim): w.sub(c) { $0.set(1, int64: axis); $0.set(2, bool: removeDim) }
-        case let .embeddingND(p): try w.set(c, message: p)
-        case let .batchedMatmul(p): try w.set(c, message: p)
-        case let .squeeze(axes, all): w.sub(c) { $0.set(1, int64s: axes); $0.set(2, bool: all) }
-        case let .expandDims(axes): w.sub(c) { $0.set(1, int64s: axes) }
-        case let .reshapeStatic(shape): w.sub(c) { $0.set(1, int64s: shape) }
-        case let .constantPad(p): try w.set(c, message: p)
-        case let .reduceND(_, p): try w.set(c, message: p)
-        case let .layerNormalization(p): try w.set(c, message: p)
-        case let .clampedReLU(a, b): w.sub(c) { $0.set(1, float: a); $0.set(2, float: b) }
+        case .none, .unsupported: return nil
+        case let .other(p): return p
+        case let .simple(k): return Spec.LayerParameters.parameterless(fieldNumber: k.rawValue)
+        case let .convolution(v): return .convolution(v)
+        case let .pooling(v): return .pooling(v)
+        case let .activation(v): return .activation(v)
+        case let .innerProduct(v): return .innerProduct(v)
+        case let .embedding(v): return .embedding(v)
+        case let .batchnorm(v): return .batchnorm(v)
+        case let .mvn(v): return .mvn(v)
+        case let .l2normalize(eps): return .l2normalize(.init(epsilon: eps))
+        case .softmax: return .softmax(.init())
+        case let .lrn(v): return .lrn(v)
+        case let .crop(v): return .crop(v)
+        case let .padding(v): return .padding(v)
+        case let .upsample(v): return .upsample(v)
+        case let .resizeBilinear(v): return .resizeBilinear(v)
+        case let .unary(v): return .unary(v)
+        case let .add(a): return .add(.init(alpha: a))
+        case let .multiply(a): return .multiply(.init(alpha: a))
+        case .average: return .average(.init())
+        case let .scale(v): return .scale(v)
+        case let .bias(v): return .bias(v)
+        case .max: return .max(.init())
+        case .min: return .min(.init())
+        case let .dot(cos): return .dot(.init(cosineSimilarity: cos))
+        case let .reduce(v): return .reduce(v)
+        case let .loadConstant(v): return .loadConstant(v)
+        case let .reshape(v): return .reshape(v)
+        case let .flatten(mode): return .flatten(.init(mode: .init(rawValue: mode.rawValue)))
+        case let .permute(axis): return .permute(.init(axis: axis))
+        case let .concat(seq): return .concat(.init(sequenceConcat: seq))
+        case let .split(n): return .split(.init(nOutputs: n))
+        case let .sequenceRepeat(n): return .sequenceRepeat(.init(nRepetitions: n))
+        case let .reorganizeData(v): return .reorganizeData(v)
+        case let .slice(v): return .slice(v)
+        case let .simpleRecurrent(v): return .simpleRecurrent(v)
+        case let .gru(v): return .gru(v)
+        case let .uniDirectionalLSTM(v): return .uniDirectionalLSTM(v)
+        case let .biDirectionalLSTM(v): return .biDirectionalLSTM(v)
+        case let .custom(v): return .custom(v)
+        case let .clip(lo, hi): return .clip(.init(minVal: lo, maxVal: hi))
+        case let .gelu(mode): return .gelu(.init(mode: .init(rawValue: mode.rawValue)))
+        case let .tile(reps): return .tile(.init(reps: reps))
+        case let .stack(axis): return .stack(.init(axis: axis))
+        case let .gather(axis): return .gather(.init(axis: axis))
+        case let .softmaxND(axis): return .softmaxND(.init(axis: axis))
+        case let .splitND(v): return .splitND(v)
+        case let .concatND(axis, interleave): return .concatND(.init(axis: axis, interleave: interleave))
+        case let .transpose(axes): return .transpose(.init(axes: axes))
+        case let .sliceStatic(v): return .sliceStatic(v)
+        case let .argMax(axis, removeDim): return .argMax(.init(axis: axis, removeDim: removeDim))
+        case let .embeddingND(v): return .embeddingND(v)
+        case let .batchedMatmul(v): return .batchedMatmul(v)
+        case let .loadConstantND(v): return .loadConstantND(.init(shape: v.shape, data: v.data, unknownFields: v.unknownFields))
+        case let .squeeze(axes, all): return .squeeze(.init(axes: axes, squeezeAll: all))
+        case let .expandDims(axes): return .expandDims(.init(axes: axes))
+        case let .flattenTo2D(axis): return .flattenTo2D(.init(axis: axis))
+        case let .reshapeStatic(shape): return .reshapeStatic(.init(targetShape: shape))
+        case let .constantPad(v): return .constantPad(v)
+        case let .reduceND(op, v):
+            switch op {
+            case .l1: return .reduceL1(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .l2: return .reduceL2(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .max: return .reduceMax(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .min: return .reduceMin(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .sum: return .reduceSum(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .prod: return .reduceProd(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .mean: return .reduceMean(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .logSum: return .reduceLogSum(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .sumSquare: return .reduceSumSquare(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            case .logSumExp: return .reduceLogSumExp(.init(axes: v.axes, keepDims: v.keepDims, reduceAll: v.reduceAll))
+            default: return nil  // not a reduce layer field number
+            }
+        case let .layerNormalization(v): return .layerNormalization(v)
+        case let .clampedReLU(a, b): return .clampedReLU(.init(alpha: a, beta: b))
         }
     }
 }

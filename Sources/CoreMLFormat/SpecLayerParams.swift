@@ -102,94 +102,6 @@ extension Spec {
         }
     }
 
-    /// `InnerProductLayerParams`: fully connected. `weights` [outputChannels, inputChannels]
-    /// row-major; `bias` [outputChannels].
-    public struct InnerProductLayerParams: Equatable, Sendable {
-        public var inputChannels: UInt64
-        public var outputChannels: UInt64
-        public var hasBias: Bool
-        public var weights: WeightParams?
-        public var bias: WeightParams?
-        public var int8DynamicQuantize: Bool
-        public var unknownFields: UnknownFields
-        public init(inputChannels: UInt64 = 0, outputChannels: UInt64 = 0, hasBias: Bool = false,
-                    weights: WeightParams? = nil, bias: WeightParams? = nil, int8DynamicQuantize: Bool = false,
-                    unknownFields: UnknownFields = []) {
-            self.inputChannels = inputChannels
-            self.outputChannels = outputChannels
-            self.hasBias = hasBias
-            self.weights = weights
-            self.bias = bias
-            self.int8DynamicQuantize = int8DynamicQuantize
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `EmbeddingLayerParams`: `weights` [outputChannels, inputDim] row-major; `bias` [outputChannels].
-    public struct EmbeddingLayerParams: Equatable, Sendable {
-        public var inputDim: UInt64
-        public var outputChannels: UInt64
-        public var hasBias: Bool
-        public var weights: WeightParams?
-        public var bias: WeightParams?
-        public var unknownFields: UnknownFields
-        public init(inputDim: UInt64 = 0, outputChannels: UInt64 = 0, hasBias: Bool = false,
-                    weights: WeightParams? = nil, bias: WeightParams? = nil, unknownFields: UnknownFields = []) {
-            self.inputDim = inputDim
-            self.outputChannels = outputChannels
-            self.hasBias = hasBias
-            self.weights = weights
-            self.bias = bias
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `EmbeddingNDLayerParams`: `weights` [embeddingSize, vocabSize] row-major; `bias` [embeddingSize].
-    public struct EmbeddingNDLayerParams: Equatable, Sendable {
-        public var vocabSize: UInt64
-        public var embeddingSize: UInt64
-        public var hasBias: Bool
-        public var weights: WeightParams?
-        public var bias: WeightParams?
-        public var unknownFields: UnknownFields
-        public init(vocabSize: UInt64 = 0, embeddingSize: UInt64 = 0, hasBias: Bool = false,
-                    weights: WeightParams? = nil, bias: WeightParams? = nil, unknownFields: UnknownFields = []) {
-            self.vocabSize = vocabSize
-            self.embeddingSize = embeddingSize
-            self.hasBias = hasBias
-            self.weights = weights
-            self.bias = bias
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `BatchnormLayerParams`: y = gamma * (x - mean) / sqrt(variance + epsilon) + beta, each
-    /// vector [channels].
-    public struct BatchnormLayerParams: Equatable, Sendable {
-        public var channels: UInt64
-        public var computeMeanVar: Bool
-        public var instanceNormalization: Bool
-        public var epsilon: Float
-        public var gamma: WeightParams?
-        public var beta: WeightParams?
-        public var mean: WeightParams?
-        public var variance: WeightParams?
-        public var unknownFields: UnknownFields
-        public init(channels: UInt64 = 0, computeMeanVar: Bool = false, instanceNormalization: Bool = false,
-                    epsilon: Float = 0, gamma: WeightParams? = nil, beta: WeightParams? = nil,
-                    mean: WeightParams? = nil, variance: WeightParams? = nil, unknownFields: UnknownFields = []) {
-            self.channels = channels
-            self.computeMeanVar = computeMeanVar
-            self.instanceNormalization = instanceNormalization
-            self.epsilon = epsilon
-            self.gamma = gamma
-            self.beta = beta
-            self.mean = mean
-            self.variance = variance
-            self.unknownFields = unknownFields
-        }
-    }
-
     /// `PoolingLayerParams` (2-D). `kernelSize` and `stride` are [height, width].
     public struct PoolingLayerParams: Equatable, Sendable {
         public struct PoolingType: RawRepresentable, Hashable, Sendable {
@@ -243,48 +155,6 @@ extension Spec {
         }
     }
 
-    /// `LRNLayerParams`: local response normalization across channels.
-    public struct LRNLayerParams: Equatable, Sendable {
-        public var alpha: Float
-        public var beta: Float
-        public var localSize: UInt64
-        public var k: Float
-        public init(alpha: Float, beta: Float, localSize: UInt64, k: Float) {
-            self.alpha = alpha
-            self.beta = beta
-            self.localSize = localSize
-            self.k = k
-        }
-    }
-
-    /// `UnaryFunctionLayerParams`: f(scale * x + shift) with f chosen by `type`.
-    public struct UnaryFunctionLayerParams: Equatable, Sendable {
-        public struct Operation: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let sqrt = Operation(rawValue: 0)
-            public static let rsqrt = Operation(rawValue: 1)
-            public static let inverse = Operation(rawValue: 2)
-            public static let power = Operation(rawValue: 3)
-            public static let exp = Operation(rawValue: 4)
-            public static let log = Operation(rawValue: 5)
-            public static let abs = Operation(rawValue: 6)
-            public static let threshold = Operation(rawValue: 7)
-        }
-        public var type: Operation
-        public var alpha: Float
-        public var epsilon: Float
-        public var shift: Float
-        public var scale: Float
-        public init(type: Operation, alpha: Float = 0, epsilon: Float = 0, shift: Float = 0, scale: Float = 0) {
-            self.type = type
-            self.alpha = alpha
-            self.epsilon = epsilon
-            self.shift = shift
-            self.scale = scale
-        }
-    }
-
     /// `UpsampleLayerParams`: `scalingFactor` is [height, width].
     public struct UpsampleLayerParams: Equatable, Sendable {
         public struct InterpolationMode: RawRepresentable, Hashable, Sendable {
@@ -334,44 +204,6 @@ extension Spec {
         }
     }
 
-    /// `BiasLayerParams`: adds `bias` of `shape` ([1], [C] or [C, H, W]).
-    public struct BiasLayerParams: Equatable, Sendable {
-        public var shape: [UInt64]
-        public var bias: WeightParams?
-        public init(shape: [UInt64], bias: WeightParams?) {
-            self.shape = shape
-            self.bias = bias
-        }
-    }
-
-    /// `ScaleLayerParams`: x * scale (+ bias); shapes are [1], [C] or [C, H, W].
-    public struct ScaleLayerParams: Equatable, Sendable {
-        public var shapeScale: [UInt64]
-        public var scale: WeightParams?
-        public var hasBias: Bool
-        public var shapeBias: [UInt64]
-        public var bias: WeightParams?
-        public init(shapeScale: [UInt64], scale: WeightParams?, hasBias: Bool = false, shapeBias: [UInt64] = [],
-                    bias: WeightParams? = nil) {
-            self.shapeScale = shapeScale
-            self.scale = scale
-            self.hasBias = hasBias
-            self.shapeBias = shapeBias
-            self.bias = bias
-        }
-    }
-
-    /// `LoadConstantLayerParams` / `LoadConstantNDLayerParams`: a constant of `shape`
-    /// ([C, H, W] for the classic layer).
-    public struct LoadConstantLayerParams: Equatable, Sendable {
-        public var shape: [UInt64]
-        public var data: WeightParams?
-        public init(shape: [UInt64], data: WeightParams?) {
-            self.shape = shape
-            self.data = data
-        }
-    }
-
     /// `ReshapeLayerParams`: `targetShape` is [C, H, W] or [Seq, C, H, W].
     public struct ReshapeLayerParams: Equatable, Sendable {
         public var targetShape: [Int64]
@@ -379,23 +211,6 @@ extension Spec {
         public init(targetShape: [Int64], mode: FlattenOrder = .channelFirst) {
             self.targetShape = targetShape
             self.mode = mode
-        }
-    }
-
-    /// `ReorganizeDataLayerParams`.
-    public struct ReorganizeDataLayerParams: Equatable, Sendable {
-        public struct ReorganizationType: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let spaceToDepth = ReorganizationType(rawValue: 0)
-            public static let depthToSpace = ReorganizationType(rawValue: 1)
-            public static let pixelShuffle = ReorganizationType(rawValue: 2)
-        }
-        public var mode: ReorganizationType
-        public var blockSize: UInt64
-        public init(mode: ReorganizationType, blockSize: UInt64) {
-            self.mode = mode
-            self.blockSize = blockSize
         }
     }
 
@@ -455,29 +270,6 @@ extension Spec {
         }
     }
 
-    /// `CropLayerParams`: `cropAmounts` ([height, width]) for one input, or `offset` [H, W]
-    /// when cropping to a second input's size.
-    public struct CropLayerParams: Equatable, Sendable {
-        public var cropAmounts: BorderAmounts?
-        public var offset: [UInt64]
-        public init(cropAmounts: BorderAmounts?, offset: [UInt64] = []) {
-            self.cropAmounts = cropAmounts
-            self.offset = offset
-        }
-    }
-
-    /// `MeanVarianceNormalizeLayerParams`.
-    public struct MeanVarianceNormalizeLayerParams: Equatable, Sendable {
-        public var acrossChannels: Bool
-        public var normalizeVariance: Bool
-        public var epsilon: Float
-        public init(acrossChannels: Bool, normalizeVariance: Bool, epsilon: Float) {
-            self.acrossChannels = acrossChannels
-            self.normalizeVariance = normalizeVariance
-            self.epsilon = epsilon
-        }
-    }
-
     /// `CustomLayerParams`: a layer implemented by the app (`className`), with opaque weights
     /// and named parameters.
     public struct CustomLayerParams: Equatable, Sendable {
@@ -518,78 +310,8 @@ extension Spec {
         }
     }
 
-    /// `SplitNDLayerParams`.
-    public struct SplitNDLayerParams: Equatable, Sendable {
-        public var axis: Int64
-        public var numSplits: UInt64
-        public var splitSizes: [UInt64]
-        public init(axis: Int64, numSplits: UInt64, splitSizes: [UInt64] = []) {
-            self.axis = axis
-            self.numSplits = numSplits
-            self.splitSizes = splitSizes
-        }
-    }
-
-    /// `SliceStaticLayerParams`: one entry per input axis.
-    public struct SliceStaticLayerParams: Equatable, Sendable {
-        public var beginIds: [Int64]
-        public var beginMasks: [Bool]
-        public var endIds: [Int64]
-        public var endMasks: [Bool]
-        public var strides: [Int64]
-        public var squeezeMasks: [Bool]
-        public init(beginIds: [Int64], beginMasks: [Bool], endIds: [Int64], endMasks: [Bool], strides: [Int64],
-                    squeezeMasks: [Bool] = []) {
-            self.beginIds = beginIds
-            self.beginMasks = beginMasks
-            self.endIds = endIds
-            self.endMasks = endMasks
-            self.strides = strides
-            self.squeezeMasks = squeezeMasks
-        }
-    }
-
-    /// `BatchedMatMulLayerParams`: with one input, `weights` is
-    /// [weightMatrixFirstDimension, weightMatrixSecondDimension] row-major (input × weights);
-    /// `bias` [weightMatrixSecondDimension].
-    public struct BatchedMatMulLayerParams: Equatable, Sendable {
-        public var transposeA: Bool
-        public var transposeB: Bool
-        public var weightMatrixFirstDimension: UInt64
-        public var weightMatrixSecondDimension: UInt64
-        public var hasBias: Bool
-        public var weights: WeightParams?
-        public var bias: WeightParams?
-        public var int8DynamicQuantize: Bool
-        public var unknownFields: UnknownFields
-        public init(transposeA: Bool = false, transposeB: Bool = false, weightMatrixFirstDimension: UInt64 = 0,
-                    weightMatrixSecondDimension: UInt64 = 0, hasBias: Bool = false, weights: WeightParams? = nil,
-                    bias: WeightParams? = nil, int8DynamicQuantize: Bool = false, unknownFields: UnknownFields = []) {
-            self.transposeA = transposeA
-            self.transposeB = transposeB
-            self.weightMatrixFirstDimension = weightMatrixFirstDimension
-            self.weightMatrixSecondDimension = weightMatrixSecondDimension
-            self.hasBias = hasBias
-            self.weights = weights
-            self.bias = bias
-            self.int8DynamicQuantize = int8DynamicQuantize
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `ConstantPaddingLayerParams`: `padAmounts` is [before0, after0, before1, after1, …].
-    public struct ConstantPaddingLayerParams: Equatable, Sendable {
-        public var value: Float
-        public var padAmounts: [UInt64]
-        public var padToGivenOutputSizeMode: Bool
-        public init(value: Float, padAmounts: [UInt64], padToGivenOutputSizeMode: Bool = false) {
-            self.value = value
-            self.padAmounts = padAmounts
-            self.padToGivenOutputSizeMode = padToGivenOutputSizeMode
-        }
-    }
-
-    /// The shared layout of the ten `ReduceXxxLayerParams` messages.
+    /// The shared layout of the ten generated `ReduceXxxLayerParams` messages, as
+    /// `NeuralNetworkLayer.Layer.reduceND` presents them (their unknown fields are dropped).
     public struct ReduceNDLayerParams: Equatable, Sendable {
         public var axes: [Int64]
         public var keepDims: Bool
@@ -601,19 +323,6 @@ extension Spec {
         }
     }
 
-    /// `LayerNormalizationLayerParams`: `gamma` and `beta` have `normalizedShape`.
-    public struct LayerNormalizationLayerParams: Equatable, Sendable {
-        public var normalizedShape: [Int64]
-        public var eps: Float
-        public var gamma: WeightParams?
-        public var beta: WeightParams?
-        public init(normalizedShape: [Int64], eps: Float, gamma: WeightParams?, beta: WeightParams?) {
-            self.normalizedShape = normalizedShape
-            self.eps = eps
-            self.gamma = gamma
-            self.beta = beta
-        }
-    }
 }
 
 // MARK: - C bridge
@@ -680,90 +389,6 @@ extension Spec.ConvolutionLayerParams: CMessageCodable {
     }
 }
 
-extension Spec.InnerProductLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        inputChannels = r.uint64(1)
-        outputChannels = r.uint64(2)
-        hasBias = r.bool(10)
-        weights = try r.message(20)
-        bias = try r.message(21)
-        int8DynamicQuantize = r.bool(22)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: inputChannels)
-        w.set(2, uint64: outputChannels)
-        w.set(10, bool: hasBias)
-        try w.set(20, message: weights)
-        try w.set(21, message: bias)
-        w.set(22, bool: int8DynamicQuantize)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.EmbeddingLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        inputDim = r.uint64(1)
-        outputChannels = r.uint64(2)
-        hasBias = r.bool(10)
-        weights = try r.message(20)
-        bias = try r.message(21)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: inputDim)
-        w.set(2, uint64: outputChannels)
-        w.set(10, bool: hasBias)
-        try w.set(20, message: weights)
-        try w.set(21, message: bias)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.EmbeddingNDLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        vocabSize = r.uint64(1)
-        embeddingSize = r.uint64(2)
-        hasBias = r.bool(3)
-        weights = try r.message(20)
-        bias = try r.message(21)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: vocabSize)
-        w.set(2, uint64: embeddingSize)
-        w.set(3, bool: hasBias)
-        try w.set(20, message: weights)
-        try w.set(21, message: bias)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.BatchnormLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        channels = r.uint64(1)
-        computeMeanVar = r.bool(5)
-        instanceNormalization = r.bool(6)
-        epsilon = r.float(10)
-        gamma = try r.message(15)
-        beta = try r.message(16)
-        mean = try r.message(17)
-        variance = try r.message(18)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: channels)
-        w.set(5, bool: computeMeanVar)
-        w.set(6, bool: instanceNormalization)
-        w.set(10, float: epsilon)
-        try w.set(15, message: gamma)
-        try w.set(16, message: beta)
-        try w.set(17, message: mean)
-        try w.set(18, message: variance)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
 extension Spec.PoolingLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         type = PoolingType(rawValue: r.enumValue(1))
@@ -818,38 +443,6 @@ extension Spec.PaddingLayerParams: CMessageCodable {
     }
 }
 
-extension Spec.LRNLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        alpha = r.float(1)
-        beta = r.float(2)
-        localSize = r.uint64(3)
-        k = r.float(4)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, float: alpha)
-        w.set(2, float: beta)
-        w.set(3, uint64: localSize)
-        w.set(4, float: k)
-    }
-}
-
-extension Spec.UnaryFunctionLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        type = Operation(rawValue: r.enumValue(1))
-        alpha = r.float(2)
-        epsilon = r.float(3)
-        shift = r.float(4)
-        scale = r.float(5)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, enum: type.rawValue)
-        w.set(2, float: alpha)
-        w.set(3, float: epsilon)
-        w.set(4, float: shift)
-        w.set(5, float: scale)
-    }
-}
-
 extension Spec.UpsampleLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         scalingFactor = r.uint64s(1)
@@ -876,45 +469,6 @@ extension Spec.ResizeBilinearLayerParams: CMessageCodable {
     }
 }
 
-extension Spec.BiasLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        shape = r.uint64s(1)
-        bias = try r.message(2)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: shape)
-        try w.set(2, message: bias)
-    }
-}
-
-extension Spec.ScaleLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        shapeScale = r.uint64s(1)
-        scale = try r.message(2)
-        hasBias = r.bool(3)
-        shapeBias = r.uint64s(4)
-        bias = try r.message(5)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: shapeScale)
-        try w.set(2, message: scale)
-        w.set(3, bool: hasBias)
-        w.set(4, uint64s: shapeBias)
-        try w.set(5, message: bias)
-    }
-}
-
-extension Spec.LoadConstantLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        shape = r.uint64s(1)
-        data = try r.message(2)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: shape)
-        try w.set(2, message: data)
-    }
-}
-
 extension Spec.ReshapeLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         targetShape = r.int64s(1)
@@ -923,17 +477,6 @@ extension Spec.ReshapeLayerParams: CMessageCodable {
     func write(to w: CWriter) throws {
         w.set(1, int64s: targetShape)
         w.set(2, enum: mode.rawValue)
-    }
-}
-
-extension Spec.ReorganizeDataLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        mode = ReorganizationType(rawValue: r.enumValue(1))
-        blockSize = r.uint64(2)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, enum: mode.rawValue)
-        w.set(2, uint64: blockSize)
     }
 }
 
@@ -962,30 +505,6 @@ extension Spec.ReduceLayerParams: CMessageCodable {
         w.set(1, enum: mode.rawValue)
         w.set(2, float: epsilon)
         w.set(3, enum: axis.rawValue)
-    }
-}
-
-extension Spec.CropLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        cropAmounts = try r.message(1)
-        offset = r.uint64s(5)
-    }
-    func write(to w: CWriter) throws {
-        try w.set(1, message: cropAmounts)
-        w.set(5, uint64s: offset)
-    }
-}
-
-extension Spec.MeanVarianceNormalizeLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        acrossChannels = r.bool(1)
-        normalizeVariance = r.bool(2)
-        epsilon = r.float(3)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, bool: acrossChannels)
-        w.set(2, bool: normalizeVariance)
-        w.set(3, float: epsilon)
     }
 }
 
@@ -1032,103 +551,5 @@ extension Spec.CustomLayerParams: CMessageCodable {
         try w.set(30, messages: parameters)
         try w.set(40, string: description)
         w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.SplitNDLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        axis = r.int64(1)
-        numSplits = r.uint64(2)
-        splitSizes = r.uint64s(3)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64: axis)
-        w.set(2, uint64: numSplits)
-        w.set(3, uint64s: splitSizes)
-    }
-}
-
-extension Spec.SliceStaticLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        beginIds = r.int64s(1)
-        beginMasks = r.bools(2)
-        endIds = r.int64s(3)
-        endMasks = r.bools(4)
-        strides = r.int64s(5)
-        squeezeMasks = r.bools(6)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: beginIds)
-        w.set(2, bools: beginMasks)
-        w.set(3, int64s: endIds)
-        w.set(4, bools: endMasks)
-        w.set(5, int64s: strides)
-        w.set(6, bools: squeezeMasks)
-    }
-}
-
-extension Spec.BatchedMatMulLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        transposeA = r.bool(1)
-        transposeB = r.bool(2)
-        weightMatrixFirstDimension = r.uint64(5)
-        weightMatrixSecondDimension = r.uint64(6)
-        hasBias = r.bool(7)
-        weights = try r.message(8)
-        bias = try r.message(9)
-        int8DynamicQuantize = r.bool(10)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, bool: transposeA)
-        w.set(2, bool: transposeB)
-        w.set(5, uint64: weightMatrixFirstDimension)
-        w.set(6, uint64: weightMatrixSecondDimension)
-        w.set(7, bool: hasBias)
-        try w.set(8, message: weights)
-        try w.set(9, message: bias)
-        w.set(10, bool: int8DynamicQuantize)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.ConstantPaddingLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        value = r.float(1)
-        padAmounts = r.uint64s(2)
-        padToGivenOutputSizeMode = r.bool(3)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, float: value)
-        w.set(2, uint64s: padAmounts)
-        w.set(3, bool: padToGivenOutputSizeMode)
-    }
-}
-
-extension Spec.ReduceNDLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        axes = r.int64s(1)
-        keepDims = r.bool(2)
-        reduceAll = r.bool(3)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: axes)
-        w.set(2, bool: keepDims)
-        w.set(3, bool: reduceAll)
-    }
-}
-
-extension Spec.LayerNormalizationLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        normalizedShape = r.int64s(1)
-        eps = r.float(2)
-        gamma = try r.message(3)
-        beta = try r.message(4)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: normalizedShape)
-        w.set(2, float: eps)
-        try w.set(3, message: gamma)
-        try w.set(4, message: beta)
     }
 }

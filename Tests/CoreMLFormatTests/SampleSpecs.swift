@@ -10,7 +10,13 @@ enum SampleSpecs {
         let act = Spec.ActivationParams(.sigmoid)
         let lstmWeights: Spec.LSTMWeightParams = {
             var p = Spec.LSTMWeightParams()
-            for (i, (_, kp)) in Spec.LSTMWeightParams.fields.enumerated() { p[keyPath: kp] = w([Float(i), 0.5]) }
+            let all: [WritableKeyPath<Spec.LSTMWeightParams, Spec.WeightParams?>] = [
+                \.inputGateWeightMatrix, \.forgetGateWeightMatrix, \.blockInputWeightMatrix, \.outputGateWeightMatrix,
+                \.inputGateRecursionMatrix, \.forgetGateRecursionMatrix, \.blockInputRecursionMatrix,
+                \.outputGateRecursionMatrix, \.inputGateBiasVector, \.forgetGateBiasVector, \.blockInputBiasVector,
+                \.outputGateBiasVector, \.inputGatePeepholeVector, \.forgetGatePeepholeVector, \.outputGatePeepholeVector,
+            ]
+            for (i, kp) in all.enumerated() { p[keyPath: kp] = w([Float(i), 0.5]) }
             return p
         }()
         var layers: [Spec.NeuralNetworkLayer.Layer] = [

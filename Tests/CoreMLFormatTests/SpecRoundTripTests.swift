@@ -19,9 +19,14 @@ final class SpecRoundTripTests: XCTestCase {
         let covered = Set(layers.map(\.fieldNumber))
         let declared = Spec.NeuralNetworkLayer.declaredLayerFieldNumbers
         XCTAssertGreaterThan(declared.count, 90)
-        XCTAssertEqual(Set(declared).subtracting(covered), [], "declared layer types without a sample")
+        XCTAssertEqual(declared, Spec.LayerParameters.fieldNumbers, "the generated enum has one case per oneof member")
+        XCTAssertEqual(Set(covered).subtracting(declared), [], "samples of undeclared layer types")
+        // The declared types without a case of their own decode to `.other` (next test).
         for layer in layers {
-            XCTAssertNotNil(Spec.NeuralNetworkLayer.appleLayerTypes[layer.fieldNumber], "\(layer.typeName)")
+            let p = try XCTUnwrap(layer.parameters, layer.typeName)
+            XCTAssertEqual(Spec.NeuralNetworkLayer.Layer(p), layer, "the case <-> generated parameters mapping")
+            XCTAssertEqual(p.fieldNumber, layer.fieldNumber)
+            XCTAssertNotNil(Spec.LayerParameters.typeName(fieldNumber: layer.fieldNumber), "\(layer.typeName)")
             let model = Spec.Model(specificationVersion: 4, type: .neuralNetwork(SampleSpecs.network([layer])))
             let back = try Spec.Model.decode(try model.encode(), fileName: layer.typeName)
             XCTAssertEqual(back.neuralNetwork?.layers.first?.layer, layer, layer.typeName)
@@ -63,22 +68,69 @@ final class SpecRoundTripTests: XCTestCase {
     }
 
     func testUnsupportedLayerTypeIsReportedByNameAndKept() throws {
-        // Apple's NonMaximumSuppression layer (field 1400) is not in our schema.
-        let params: [UInt8] = [5, 0x0d, 0x00, 0x00, 0x00, 0x3f]  // iouThreshold = 0.5
+        // Field 1999 is no member of the layer oneof (coremltools 7.2): a layer type newer than
+        // our schema, kept as an unknown field.
+        let params: [UInt8] = [5, 0x0d, 0x00, 0x00, 0x00, 0x3f]  // field 1 (fixed32) = 0.5
         var net = SampleSpecs.network([.softmax, .softmax])
-        net.layers[1].layer = .unsupported(fieldNumber: 1400)
-        net.layers[1].unknownFields = [Spec.UnknownField(fieldNumber: 1400, wireType: .lengthDelimited, data: params)]
+        net.layers[1].layer = .unsupported(fieldNumber: 1999)
+        net.layers[1].unknownFields = [Spec.UnknownField(fieldNumber: 1999, wireType: .lengthDelimited, data: params)]
         let model = Spec.Model(specificationVersion: 4, type: .neuralNetwork(net))
         let bytes = try model.encode()
-        let decoded = try Spec.Model.decode(bytes, fileName: "nms-layer")
+        let decoded = try Spec.Model.decode(bytes, fileName: "new-layer")
         let layer = try XCTUnwrap(decoded.neuralNetwork?.layers[1])
-        XCTAssertEqual(layer.layer, .unsupported(fieldNumber: 1400))
-        XCTAssertEqual(layer.layer.typeName, "NonMaximumSuppression")
+        XCTAssertEqual(layer.layer, .unsupported(fieldNumber: 1999))
+        XCTAssertEqual(layer.layer.typeName, "field 1999")
         XCTAssertEqual(decoded.unknownFieldWarnings.count, 1)
         let warning = decoded.unknownFieldWarnings[0]
         XCTAssertTrue(warning.contains("\"layer1_softmax\""), warning)
-        XCTAssertTrue(warning.contains("NonMaximumSuppression (field 1400)"), warning)
+        XCTAssertTrue(warning.contains("(field 1999)"), warning)
         XCTAssertEqual(try decoded.encode(), bytes)
+    }
+
+    func testLayerTypesWithoutACaseDecodeToGeneratedParameters() throws {
+        // Apple's NonMaximumSuppression layer (field 1400): iouThreshold (1) = 0.5, maxBoxes (3) = 7.
+        let params: [UInt8] = [7, 0x0d, 0x00, 0x00, 0x00, 0x3f, 0x18, 0x07]
+        var net = SampleSpecs.network([.softmax, .softmax])
+        net.layers[1].layer = .unsupported(fieldNumber: 1400)
+        net.layers[1].unknownFields = [Spec.UnknownField(fieldNumber: 1400, wireType: .lengthDelimited, data: params)]
+        let bytes = try Spec.Model(specificationVersion: 4, type: .neuralNetwork(net)).encode()
+        let decoded = try Spec.Model.decode(bytes, fileName: "nms-layer")
+        let layer = try XCTUnwrap(decoded.neuralNetwork?.layers[1])
+        XCTAssertEqual(layer.layer, .other(.nonMaximumSuppression(.init(iouThreshold: 0.5, maxBoxes: 7))))
+        XCTAssertEqual(layer.layer.typeName, "NonMaximumSuppression")
+        XCTAssertEqual(layer.unknownFields, [])
+        XCTAssertEqual(decoded.unknownFieldWarnings, [])
+        XCTAssertEqual(try decoded.encode(), bytes)
+
+        // Every member without a case of its own: an empty message decodes to `.other` with the
+        // proto3 defaults and re-encodes to the same bytes.
+        let typed = Set(SampleSpecs.everyLayer.map(\.fieldNumber))
+        let others = Spec.LayerParameters.fieldNumbers.filter { !typed.contains($0) }
+        XCTAssertGreaterThan(others.count, 60)
+        for n in others {
+            var net = SampleSpecs.network([.softmax])
+            net.layers[0].layer = .unsupported(fieldNumber: n)
+            net.layers[0].unknownFields = [Spec.UnknownField(fieldNumber: n, wireType: .lengthDelimited, data: [0])]
+            let bytes = try Spec.Model(specificationVersion: 4, type: .neuralNetwork(net)).encode()
+            let back = try Spec.Model.decode(bytes, fileName: "layer-\(n)")
+            let layer = try XCTUnwrap(back.neuralNetwork?.layers.first)
+            guard case let .other(p) = layer.layer else { XCTFail("field \(n): \(layer.layer)"); continue }
+            XCTAssertEqual(p.fieldNumber, n)
+            XCTAssertEqual(layer.layer.typeName, p.typeName)
+            XCTAssertEqual(try back.encode(), bytes, p.typeName)
+        }
+    }
+
+    func testNestedNetworksOfBranchLayersRoundTrip() throws {
+        let inner = SampleSpecs.network([.add(alpha: 2), .other(.topK(.init(axis: -1, k: 3, useBottomK: true)))])
+        let branch = Spec.LayerParameters.branch(.init(ifBranch: inner, elseBranch: SampleSpecs.network([.softmax])))
+        let net = SampleSpecs.network([.other(branch), .other(.scatter(.init(axis: 1, mode: .scatterMax)))])
+        let model = Spec.Model(specificationVersion: 4, type: .neuralNetwork(net))
+        let bytes = try model.encode()
+        let back = try Spec.Model.decode(bytes, fileName: "branch")
+        XCTAssertEqual(back.neuralNetwork, net)
+        XCTAssertEqual(back.unknownFieldWarnings, [])
+        XCTAssertEqual(try back.encode(), bytes)
     }
 
     func testTruncatedBufferThrowsTypedError() throws {
