@@ -143,3 +143,63 @@ final class ConvFamilyParityTests: XCTestCase {
         XCTAssertFalse(try Model(graph: g).isDynamic)
     }
 }
+
+/// Configurations of the convolution-family layers the converter cannot express end in typed
+/// errors naming the file and layer, never in a crash or a silently wrong graph.
+final class ConvFamilyErrorTests: XCTestCase {
+    func chain(_ shape: [Int], _ layers: [(cls: String, name: String, config: String)], version: String = "2.15.0") -> String {
+        var entries = [#"{"class_name": "InputLayer", "name": "x", "config": {"name": "x", "batch_input_shape": [null, \#(shape.map(String.init).joined(separator: ", "))]}, "inbound_nodes": []}"#]
+        var prev = "x"
+        for l in layers {
+            let cfg = l.config.isEmpty ? #""name": "\#(l.name)""# : #""name": "\#(l.name)", \#(l.config)"#
+            entries.append(#"{"class_name": "\#(l.cls)", "name": "\#(l.name)", "config": {\#(cfg)}, "inbound_nodes": [[["\#(prev)", 0, 0, {}]]]}"#)
+            prev = l.name
+        }
+        return #"{"class_name": "Functional", "keras_version": "\#(version)", "config": {"name": "m", "layers": [\#(entries.joined(separator: ", "))], "input_layers": [["x", 0, 0]], "output_layers": [["\#(prev)", 0, 0]]}}"#
+    }
+
+    /// Converting `layers` on an input of `shape` fails with `unsupportedConfiguration` for layer
+    /// `layer` whose message contains `text`.
+    func assertUnsupported(_ shape: [Int], _ layers: [(cls: String, name: String, config: String)], layer: String, _ text: String,
+                           weights: [String: [(String, [Int], [Float])]] = [:], file: StaticString = #filePath, line: UInt = #line) {
+        let t = TinyKeras(config: chain(shape, layers), weights: weights)
+        XCTAssertThrowsError(try KerasConverter().convert(file: t.file), file: file, line: line) { e in
+            guard case let .unsupportedConfiguration(f, l, _, message, hint)? = e as? KerasConversionError else {
+                return XCTFail("expected unsupportedConfiguration, got \(e)", file: file, line: line)
+            }
+            XCTAssertEqual([f, l], ["tiny.h5", layer], file: file, line: line)
+            XCTAssertTrue(message.contains(text), "message: \(message)", file: file, line: line)
+            XCTAssertFalse(hint.isEmpty, file: file, line: line)
+        }
+    }
+
+    func testStatefulConvLSTMIsRefused() {
+        let w: [(String, [Int], [Float])] = [("kernel", [3, 3, 2, 8], ramp(144)), ("recurrent_kernel", [3, 3, 2, 8], ramp(144)), ("bias", [8], ramp(8))]
+        assertUnsupported([3, 4, 4, 2], [("ConvLSTM2D", "c", #""filters": 2, "kernel_size": [3, 3], "stateful": true"#)], layer: "c", "stateful=True",
+                          weights: ["c": w])
+    }
+
+    func testCropping3DThatLeavesNothingIsRefused() {
+        assertUnsupported([3, 4, 5, 2], [("Cropping3D", "crop", #""cropping": [[1, 2], [0, 0], [0, 0]]"#)], layer: "crop", "leave nothing")
+    }
+
+    func testCausalConv1DTransposeIsRefused() {
+        assertUnsupported([6, 2], [("Conv1DTranspose", "d", #""filters": 2, "kernel_size": [3], "padding": "causal""#)], layer: "d", "padding 'causal'",
+                          weights: ["d": [("kernel", [3, 2, 2], ramp(12)), ("bias", [2], [0, 0])]])
+    }
+
+    func testHugeUpSampling3DIsATypedError() {
+        assertUnsupported([2, 2, 2, 1], [("UpSampling3D", "up", #""size": [65536, 65536, 65536]"#)], layer: "up", "too many elements")
+    }
+
+    func testConv1DTransposeKernelOfTheWrongShapeIsAWeightShapeMismatch() {
+        let t = TinyKeras(config: chain([6, 2], [("Conv1DTranspose", "d", #""filters": 3, "kernel_size": [4], "strides": [2], "padding": "same""#)]),
+                          weights: ["d": [("kernel", [4, 2, 3], ramp(24)), ("bias", [3], [0, 0, 0])]])
+        XCTAssertThrowsError(try KerasConverter().convert(file: t.file)) { e in
+            guard case let .weightShapeMismatch(f, l, _, _, expected, found, _)? = e as? KerasConversionError else { return XCTFail("\(e)") }
+            XCTAssertEqual([f, l], ["tiny.h5", "d"])
+            XCTAssertEqual(expected, [4, 3, 2])  // (k, filters, Cin)
+            XCTAssertEqual(found, [4, 2, 3])
+        }
+    }
+}
