@@ -40,6 +40,9 @@ struct KerasConvLSTMSettings {
             throw ctx.unsupported("'\(ctx.className)' is not supported", hint: "use ConvLSTM1D or ConvLSTM2D, or convert this layer with a `LayerHook`")
         }
         self.rank = rank
+        guard !ctx.kernelsNeedSpatialFlip else {
+            throw ctx.unsupported("Theano-trained \(ctx.className) kernels (spatially flipped) are not supported", hint: "re-save the model with the TensorFlow backend")
+        }
         filters = try ctx.int("filters")
         kernel = try ctx.ints("kernel_size", count: rank)
         strides = try ctx.ints("strides", count: rank, default: Array(repeating: 1, count: rank))

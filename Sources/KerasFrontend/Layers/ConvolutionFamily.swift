@@ -57,8 +57,8 @@ private func kerasDeconvND(_ ctx: KerasLayerContext, rank: Int) throws -> [Node]
     guard try ctx.int("groups", default: 1) == 1 else {
         throw ctx.unsupported("groups other than 1 are not supported for \(ctx.className)", hint: "use groups=1")
     }
-    guard filters >= 1, k.allSatisfy({ $0 >= 1 }), s.allSatisfy({ $0 >= 1 }), d.allSatisfy({ $0 >= 1 }) else {
-        throw ctx.invalid("filters", expected: "positive filters, kernel_size, strides and dilation_rate")
+    guard filters >= 1, filters <= 1 << 24, (k + s + d).allSatisfy({ $0 >= 1 && $0 <= 1 << 16 }) else {
+        throw ctx.invalid("filters", expected: "positive filters, and kernel_size, strides and dilation_rate in 1…65536")
     }
     let op: [Int]? = ctx.value("output_padding") == nil ? nil : try ctx.ints("output_padding", count: rank)
     if let op, zip(op, s).contains(where: { $0 < 0 || $0 >= $1 }) {
@@ -140,8 +140,8 @@ private struct Depthwise1DArguments {
         stride = try ctx.ints("strides", count: 1, default: [1])[0]
         dilation = try ctx.ints("dilation_rate", count: 1, default: [1])[0]
         multiplier = try ctx.int("depth_multiplier", default: 1)
-        guard kernel >= 1, stride >= 1, dilation >= 1, multiplier >= 1 else {
-            throw ctx.invalid("kernel_size", expected: "positive kernel_size, strides, dilation_rate and depth_multiplier")
+        guard [kernel, stride, dilation, multiplier].allSatisfy({ $0 >= 1 && $0 <= 1 << 16 }) else {
+            throw ctx.invalid("kernel_size", expected: "kernel_size, strides, dilation_rate and depth_multiplier in 1…65536")
         }
         useBias = try ctx.bool("use_bias", default: true)
         let padName = try ctx.string("padding", default: "valid").lowercased()
@@ -205,7 +205,7 @@ struct SeparableConv1DConverter: KerasLayerConverter {
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let a = try Depthwise1DArguments(ctx)
         let filters = try ctx.int("filters")
-        guard filters >= 1 else { throw ctx.invalid("filters", expected: "a positive integer") }
+        guard filters >= 1, filters <= 1 << 24 else { throw ctx.invalid("filters", expected: "a positive integer") }
         let cin = ctx.inputShape[2], mid = cin * a.multiplier
         let dshape = [a.kernel, cin, a.multiplier], pshape = [1, mid, filters]
         let dw = try ctx.constant("depthwise", shape: [mid, 1, 1, a.kernel]) {
@@ -271,7 +271,7 @@ struct Cropping3DConverter: KerasLayerConverter {
         try ctx.requireChannelsLast()
         try requireRank(ctx, 5, "NDHWC")
         let c = try tripleOfPairs(ctx, "cropping", default: 1)
-        for (i, pair) in c.enumerated() where pair[0] + pair[1] >= ctx.inputShape[i + 1] {
+        for (i, pair) in c.enumerated() where pair[0] >= ctx.inputShape[i + 1] || pair[1] >= ctx.inputShape[i + 1] - pair[0] {
             throw ctx.unsupported("crops \(pair[0]) + \(pair[1]) of axis \(i + 1) leave nothing of size \(ctx.inputShape[i + 1])", hint: "check the model")
         }
         return [Node(name: ctx.nodeName, op: .crop(crops: [[0, 0]] + c + [[0, 0]]), inputs: [ctx.inputs[0]], outputs: [ctx.outputNames[0]])]
