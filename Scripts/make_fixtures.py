@@ -70,7 +70,7 @@ rescale_output = _lambda_ns["rescale_output"]
 class Fx:
     def __init__(self, base, builder, flavors=("keras2", "keras3"), issue=2, kind="full"):
         self.base = base
-        self.builder = builder  # name of a build_* function below
+        self.builder = builder  # name of a build_* function below, or the function itself
         self.flavors = flavors
         self.issue = issue
         self.kind = kind
@@ -122,6 +122,20 @@ REGISTRY = [
     # --- 3-D convolution and pooling (issue 9) ---
     Fx("volumetric_3d", "build_volumetric_3d", issue=9),
 ]
+
+
+def _append_fixture_modules():
+    """Every Scripts/keras_fixtures/<group>.py defines REGISTRY: a list of dicts of Fx arguments
+    whose "builder" is one of its functions (taking the Ctx); appended here in file-name order."""
+    import importlib.util
+    for path in sorted((Path(__file__).resolve().parent / "keras_fixtures").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"keras_fixtures_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        REGISTRY.extend(Fx(**entry) for entry in getattr(module, "REGISTRY", []))
+
+
+_append_fixture_modules()
 
 
 def all_fixture_names():
@@ -528,7 +542,7 @@ def run_fixture(c, fx, name, flavor):
     np = c.np
     seed = seed_of(fx.base)
     c.reset(seed)
-    spec = globals()[fx.builder](c)
+    spec = (fx.builder if callable(fx.builder) else globals()[fx.builder])(c)
     model = spec["model"]
     w_rng = np.random.default_rng([seed, 1])
     x_rng = np.random.default_rng([seed, 2])

@@ -81,6 +81,9 @@ public enum KerasLayerRegistry {
         Conv3DConverter(),
         Pooling3DConverter(),
         GlobalPooling3DConverter(),
+        // MARK: convolution family of issue 14 (Layers/ConvolutionFamily.swift, Layers/ConvLSTM.swift)
+        Conv1DTransposeConverter(), Conv3DTransposeConverter(), DepthwiseConv1DConverter(), SeparableConv1DConverter(),
+        ZeroPadding3DConverter(), Cropping3DConverter(), UpSampling3DConverter(), ConvLSTMConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

@@ -290,7 +290,7 @@ struct RecurrentConverter: KerasLayerConverter {
 /// (it forces `zero_output_for_mask`): an `.applyMask` follows the node. With `return_state`
 /// the outputs are y, then the forward states, then the backward states (LSTM: h, c).
 struct BidirectionalConverter: KerasLayerConverter {
-    var ops: Set<OpKind> { [.recurrent, .sequenceMask, .applyMask, .elementwise] }
+    var ops: Set<OpKind> { Set<OpKind>([.recurrent, .sequenceMask, .applyMask, .elementwise]).union(ConvLSTMLowering.ops) }
     var classNames: [String] { ["Bidirectional"] }
 
     /// The wrapped (forward) layer's config.
@@ -308,8 +308,9 @@ struct BidirectionalConverter: KerasLayerConverter {
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         guard let forward = Self.inner(ctx.config) else { throw ctx.invalid("layer", expected: "the wrapped recurrent layer's config") }
+        if KerasConvLSTMSettings.rank(of: forward.className) != nil { return try ConvLSTMConverter.convertBidirectional(ctx, forward: forward) }
         guard KerasRecurrentSettings.kind(of: forward.className) != nil else {
-            throw ctx.unsupported("wraps a '\(forward.className)' layer; only SimpleRNN, LSTM and GRU are supported", hint: "convert this layer with a `LayerHook`")
+            throw ctx.unsupported("wraps a '\(forward.className)' layer; only SimpleRNN, LSTM, GRU, ConvLSTM1D and ConvLSTM2D are supported", hint: "convert this layer with a `LayerHook`")
         }
         let merge: BidirectionalMerge
         switch ctx.value("merge_mode")?.string ?? (ctx.config["merge_mode"]?.isNull == true ? "none" : "concat") {
