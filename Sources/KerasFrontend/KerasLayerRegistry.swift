@@ -81,6 +81,8 @@ public enum KerasLayerRegistry {
         Conv3DConverter(),
         Pooling3DConverter(),
         GlobalPooling3DConverter(),
+        // MARK: Keras 1 `Merge` (Layers/LegacyMerge.swift)
+        MaskPropagating(LegacyMergeConverter(), .merge),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).
