@@ -84,6 +84,8 @@ enum Keras1Config {
         let markers = ["output_dim", "nb_filter", "border_mode", "dim_ordering", "subsample", "filter_length",
                        "pool_length", "inner_activation", "consume_less", "input_dtype"]
         if className != "Embedding", markers.contains(where: { o[$0] != nil }) { return true }
+        // A Keras 1 argument name of this class without its Keras 2 name (Dropout `p`, …).
+        if renames(for: classRenames[className] ?? className).contains(where: { o[$0.0] != nil && o[$0.1] == nil }) { return true }
         return className == "Embedding" && (o["input_dtype"] != nil || o["W_regularizer"] != nil)
     }
 
