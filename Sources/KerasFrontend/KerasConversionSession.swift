@@ -33,7 +33,11 @@ final class KerasConversionSession {
         self.source = source
         self.options = options
         self.store = try KerasWeightStore(file: source.file, layout: source.layout)
+        self.keras1Weights = store.writtenByKeras1(rootVersion: source.fileVersion)
     }
+
+    /// Whether the weights are Keras 1's (converted by `Keras1Weights`).
+    let keras1Weights: Bool
 
     // MARK: Support queries
 
@@ -408,7 +412,10 @@ final class KerasConversionSession {
             return outputNames
         }
         let top = scope.first ?? layer.name
-        let stored = try store.weights(scope: scope, layer: layer.name, nestedLeaves: { self.nestedLeaves(top: top) })
+        var stored = try store.weights(scope: scope, layer: layer.name, nestedLeaves: { self.nestedLeaves(top: top) })
+        if keras1Weights {
+            stored = try Keras1Weights.preprocess(layer, key: (scope + [layer.name]).joined(separator: "/"), stored: stored, store: store)
+        }
         var ctx = KerasLayerContext(
             layer: layer, scope: scope, callIndex: call, nodeName: nodeName, inputs: inputs,
             inputTypes: inputs.map { types[$0]! }, outputNames: outputNames, kerasVersion: source.version, backend: source.backend,
@@ -431,7 +438,7 @@ final class KerasConversionSession {
             for h in hooks {
                 if let r = try h.convert(ctx) { result = r; fromHook = true; break }
             }
-            if result == nil, let converter { result = try converter.convert(ctx) }
+            if result == nil, let converter { result = try KerasChannelsFirst.convert(ctx, with: converter) }
         } catch let e as KerasConversionError {
             if case let .unsupportedConfiguration(_, _, _, message, _) = e {
                 recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes, detail: message, error: e)
@@ -453,6 +460,7 @@ final class KerasConversionSession {
         #if DEBUG  // test builds: the converters' `ops`, which `mlconv ops` lists, stay true
         if !fromHook, let converter {
             var allowed = converter.ops
+            if KerasChannelsFirst.applies(to: ctx) { allowed.insert(.transpose) }
             if let inner = BidirectionalConverter.inner(layer.config), let c = KerasLayerRegistry.converter(for: inner.className) {
                 allowed.formUnion(c.ops)
             }

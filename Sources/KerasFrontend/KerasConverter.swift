@@ -3,10 +3,12 @@ import MLGraph
 
 /// Converts Keras HDF5 models to the `MLGraph` IR.
 ///
-/// Accepts full models written by `model.save('model.h5')` (Keras 1.x*, 2.x, tf.keras, Keras 3
-/// legacy HDF5) and weights-only files (`model.save_weights`, Keras 2 `.h5` and Keras 3
-/// `.weights.h5`) together with the architecture JSON from `model.to_json()`.
-/// (*Keras 1 layer classes are mostly not supported.)
+/// Accepts full models written by `model.save('model.h5')` (Keras 1.x, 2.x, tf.keras, Keras 3
+/// legacy HDF5) and weights-only files (`model.save_weights`, Keras 1/2 `.h5` and Keras 3
+/// `.weights.h5`) together with the architecture JSON from `model.to_json()`. Keras 1 configs and
+/// weights are read as Keras 2 read them (`Keras1/`: argument names, per-gate recurrent weights,
+/// `Merge`, `dim_ordering='th'`); kernels of files whose `backend` is "theano" are flipped as
+/// Keras 2's loader did (Theano convolves).
 ///
 /// ```swift
 /// let graph = try KerasConverter().convert(modelAt: URL(fileURLWithPath: "model.h5"))

@@ -84,6 +84,8 @@ public enum KerasLayerRegistry {
         // MARK: convolution family of issue 14 (Layers/ConvolutionFamily.swift, Layers/ConvLSTM.swift)
         Conv1DTransposeConverter(), Conv3DTransposeConverter(), DepthwiseConv1DConverter(), SeparableConv1DConverter(),
         ZeroPadding3DConverter(), Cropping3DConverter(), UpSampling3DConverter(), ConvLSTMConverter(),
+        // MARK: Keras 1 `Merge` (Layers/LegacyMerge.swift)
+        MaskPropagating(LegacyMergeConverter(), .merge),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

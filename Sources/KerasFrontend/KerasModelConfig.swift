@@ -153,6 +153,8 @@ public struct KerasModelConfig: Hashable, Sendable {
                 throw KerasConversionError.invalidArchitecture(file: file, message: "a JSON string that is not JSON: \(error)")
             }
         }
+        // Keras 1 configs are read as Keras 2 read them (Keras1/Keras1Config.swift).
+        json = Keras1Config.translate(json)
         var p = ConfigParser(file: file)
         return try p.model(json, path: [])
     }

@@ -273,6 +273,32 @@ final class KerasWeightStore {
         nestedAssignment[top + "/"] = []
     }
 
-    /// Reads a weight's values.
-    func read(_ w: KerasStoredWeight) throws -> [Float] { try file.readFloats(w.path) }
+    /// Reads a weight's values (a derived weight from `derived`, else the file's dataset).
+    func read(_ w: KerasStoredWeight) throws -> [Float] {
+        if let v = derivedValues[w.path] { return v }
+        return try file.readFloats(w.path)
+    }
+
+    /// Weights computed from stored ones (Keras 1 gates concatenated, kernels transposed), by
+    /// their synthetic path.
+    private var derivedValues: [String: [Float]] = [:]
+
+    /// A weight computed from the file's weights (see `Keras1Weights`), stored once under a
+    /// synthetic path ("\u{1}derived/<key>") that no HDF5 path can equal; `make` runs only the
+    /// first time `key` is asked for.
+    func derived(key: String, name: String, shape: [Int], _ make: () throws -> [Float]) rethrows -> KerasStoredWeight {
+        let path = "\u{1}derived/" + key
+        if derivedValues[path] == nil { derivedValues[path] = try make() }
+        return KerasStoredWeight(name: name, path: path, shape: shape)
+    }
+
+    /// Whether the weights were written by Keras 1, decided as Keras 2's
+    /// `load_weights_from_hdf5_group` does: the weights group (`/model_weights` of a full model,
+    /// the root of a `save_weights` file) records no `keras_version` (Keras 2 and later always
+    /// write it there). Files whose root names a version ≥ 2 are not Keras 1 either.
+    func writtenByKeras1(rootVersion: KerasVersion) -> Bool {
+        guard layout != .keras3WeightsOnly else { return false }
+        if !rootVersion.isUnknown, rootVersion.major >= 2 { return false }
+        return ((try? file.attributeNames(root)) ?? []).contains("keras_version") == false
+    }
 }

@@ -1,6 +1,7 @@
 import XCTest
 @testable import KerasFrontend
 import MLGraph
+import MLRuntime
 
 /// Weight layouts, weight matching and conversion rules on tiny hand-made Keras files (in memory).
 final class KerasWeightLayoutTests: XCTestCase {
@@ -211,13 +212,21 @@ final class KerasWeightLayoutTests: XCTestCase {
         }
     }
 
-    func testChannelsFirstIsRejectedWithAdvice() {
-        let t = TinyKeras(config: chain([3, 5, 5], [("Conv2D", "c", #""filters": 2, "kernel_size": 1, "data_format": "channels_first""#)]),
-                          weights: ["c": [("kernel", [1, 1, 5, 2], ramp(10)), ("bias", [2], [0, 0])]])
-        XCTAssertThrowsError(try KerasConverter().convert(file: t.file)) { e in
-            let s = "\(e)"
-            XCTAssertTrue(s.contains("'c' (Conv2D)") && s.contains("channels_first") && s.contains("What to do"), s)
-        }
+    /// channels_first layers keep Keras' [N, C, H, W] tensors: the convolution runs between two
+    /// transposes; a 1×1 convolution is y[o, h, w] = Σc x[c, h, w]·k[0, 0, c, o] + b[o].
+    func testChannelsFirstConvolutionKeepsTheChannelsFirstLayout() throws {
+        let t = TinyKeras(config: chain([3, 2, 2], [("Conv2D", "c", #""filters": 2, "kernel_size": 1, "data_format": "channels_first""#)]),
+                          weights: ["c": [("kernel", [1, 1, 3, 2], [1, 2, 3, 4, 5, 6]), ("bias", [2], [0.5, -1])]])
+        let g = try KerasConverter().convert(file: t.file)
+        XCTAssertEqual(g.nodes.map(\.name), ["c__to_channels_last", "c", "c__to_channels_first"])
+        let x: [Float] = (0..<12).map { Float($0) }  // [1, 3, 2, 2]
+        let out = try Model(graph: g).prediction(from: [g.inputs[0].name: try NDArray(shape: [1, 3, 2, 2], scalars: x)])
+        let y = try XCTUnwrap(out[g.outputs[0]])
+        XCTAssertEqual(y.shape, [1, 2, 2, 2])
+        let k: [[Float]] = [[1, 2], [3, 4], [5, 6]], b: [Float] = [0.5, -1]
+        var expected: [Float] = []
+        for o in 0..<2 { for p in 0..<4 { expected.append((0..<3).reduce(b[o]) { $0 + x[$1 * 4 + p] * k[$1][o] }) } }
+        XCTAssertEqual(y.scalars, expected)
     }
 
     func testUnknownInputDimensionNeedsAShape() throws {

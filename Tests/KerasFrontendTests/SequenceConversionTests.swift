@@ -256,14 +256,24 @@ final class SequenceConversionTests: XCTestCase {
         XCTAssertEqual(try node(g, "gru").inputs, ["cat", "cat__mask"])
     }
 
-    /// Keras 1 recurrent configs (output_dim, per-gate weights) get a clear error.
-    func testKeras1RecurrentLayerIsRejectedClearly() {
+    /// Keras 1 recurrent configs (output_dim, one W, U, b per gate in the order i, c, f, o)
+    /// convert: the gates are concatenated in Keras 2's order i, f, c, o (Keras 2's loader).
+    func testKeras1RecurrentLayerGatesAreReordered() throws {
         var w: [(String, [Int], [Float])] = []
+        let offset: [String: Float] = ["i": 0, "c": 100, "f": 200, "o": 300]
         for g in ["i", "c", "f", "o"] {
-            w += [("lstm_1_W_\(g)", [2, 3], ramp(6)), ("lstm_1_U_\(g)", [3, 3], ramp(9)), ("lstm_1_b_\(g)", [3], ramp(3))]
+            w += [("lstm_1_W_\(g)", [2, 3], ramp(6).map { $0 + offset[g]! }), ("lstm_1_U_\(g)", [3, 3], ramp(9).map { $0 + offset[g]! }),
+                  ("lstm_1_b_\(g)", [3], ramp(3).map { $0 + offset[g]! })]
         }
-        assertUnsupported(chain([4, 2], [("LSTM", "lstm_1", #""output_dim": 3, "inner_activation": "hard_sigmoid""#)], version: "1.2.2"),
-                          weights: ["lstm_1": w], version: "1.2.2", containing: "Keras 1")
+        let t = TinyKeras(config: chain([4, 2], [("LSTM", "lstm_1", #""output_dim": 3, "inner_activation": "hard_sigmoid""#)], version: "1.2.2"),
+                          version: "1.2.2", weights: ["lstm_1": w])
+        let n = try node(try KerasConverter().convert(file: t.file), "lstm_1")
+        XCTAssertEqual(try recurrent(n).units, 3)
+        // IR kernel [4·units, D]: row g·3 + j, column d = W_g[d, j] = d·3 + j + offset(g).
+        var expected: [Float] = []
+        for g in ["i", "f", "c", "o"] { for j in 0..<3 { for d in 0..<2 { expected.append(Float(d * 3 + j) + offset[g]!) } } }
+        XCTAssertEqual(n.weights["kernel"]?.floats(), expected)
+        XCTAssertEqual(n.weights["bias"]?.floats(), ["i", "f", "c", "o"].flatMap { g in ramp(3).map { $0 + offset[g]! } })
     }
 
     /// Conv1D drops the mask (as Keras): the LSTM after it is unmasked.
