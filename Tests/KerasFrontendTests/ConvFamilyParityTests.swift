@@ -12,7 +12,7 @@ import MLRuntime
 ///
 /// Outputs are compared by position (a layer returning states appears several times under its
 /// name in the manifest). The corpus tests do the same for the real models of ../shared whose
-/// tf.keras outputs Scripts/make_corpus_refs_conv.py recorded under Fixtures/corpus_keras.
+/// tf.keras outputs Scripts/make_corpus_keras_refs.py recorded under Fixtures/corpus_keras.
 final class ConvFamilyParityTests: XCTestCase {
     /// The fixtures covered here (kept in sync with the manifest by a test).
     static let fixtures: [String] = [
@@ -93,10 +93,10 @@ final class ConvFamilyParityTests: XCTestCase {
 
     // MARK: corpus models (../shared/corpus/keras) against tf.keras
 
-    /// Fixtures/corpus_keras/<stem>/case.json (Scripts/make_corpus_refs_conv.py).
+    /// Fixtures/corpus_keras/<stem>/case.json (Scripts/make_corpus_keras_refs.py).
     struct CorpusCase: Decodable {
         struct Tensor: Decodable { var name: String; var file: String; var shape: [Int] }
-        var file: String
+        var model: String
         var inputs: [Tensor]
         var outputs: [Tensor]
     }
@@ -106,7 +106,7 @@ final class ConvFamilyParityTests: XCTestCase {
     func checkCorpus(_ stem: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let refs = KerasTestPaths.repositoryRoot.appendingPathComponent("Fixtures/corpus_keras/\(stem)")
         let c = try JSONDecoder().decode(CorpusCase.self, from: Data(contentsOf: refs.appendingPathComponent("case.json")))
-        let url = try KerasTestPaths.sharedFile(c.file)
+        let url = try KerasTestPaths.sharedFile(c.model)
         let graph = try KerasConverter().convert(modelAt: url)
         XCTAssertEqual(graph.inputs.map(\.name), c.inputs.map(\.name), "\(stem): input names", file: file, line: line)
         XCTAssertEqual(graph.outputs, c.outputs.map(\.name), "\(stem): output names", file: file, line: line)
