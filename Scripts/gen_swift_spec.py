@@ -17,7 +17,9 @@ Output (committed; `swift build` never runs this script):
                                          (except the messages kept opaque, see OPAQUE)
     Generated/NetworkUpdate.swift        the on-device training messages of NeuralNetwork.proto
                                          (GENERATED_SELECTED: NetworkUpdateParameters and the
-                                         loss and optimizer messages it uses)
+                                         loss and optimizer messages it uses), in codec mode, as
+                                         are the Parameters.proto / DataStructures.proto
+                                         messages they reach (Int64Parameter, Int64Range, ...)
     Generated/ClassicalParameters.swift  `Spec.ClassicalParameters`: one case per member of
                                          Model.proto's `Model.Type` oneof whose message is one
                                          of the generated OtherModels.proto messages
@@ -63,7 +65,9 @@ Conventions of the generated Swift:
     with proto3 defaults;
   * decoding conforms each type to the internal `CMessageDecodable` protocol of CBridge.swift,
     reading the protobuf-c message through `CReader` by field number. Classical kinds are
-    decode only: they are re-encoded from the bytes kept in `Spec.ModelType.other`.
+    decode only: they are re-encoded from the bytes kept in `Spec.ModelType.other`. The messages
+    reachable from the GENERATED_SELECTED roots are codec (below), so `updateParams` can be
+    rewritten (Spec.NeuralNetwork.setUpdateParameters).
     NeuralNetwork.proto messages conform to `CMessageCodable` instead (`write(to:)` through
     `CWriter`, field by field, then the kept unknown fields), so the exporter writes them.
 Name collisions with hand-written top-level `Spec` types are detected by scanning
@@ -254,6 +258,13 @@ def existing_spec_types():
 class Generator:
     def __init__(self, schema: Schema):
         self.s = schema
+        # Top-level messages of GENERATED_FILES / GENERATED_SELECTED generated in codec mode:
+        # those reachable from the GENERATED_SELECTED roots (NetworkUpdate.swift's messages and
+        # the Parameters.proto / DataStructures.proto messages they use), so updateParams can be
+        # written. Every other message of those files stays decode only.
+        self.codec = set()
+        for proto, _, roots in GENERATED_SELECTED:
+            self.codec |= set(self.reachable([f"{PACKAGE}.{r}" for r in roots])[1])
 
     # ---- types --------------------------------------------------------------------------------
 
@@ -483,12 +494,12 @@ class Generator:
             if short in collisions:
                 sys.exit(f"gen-swift-spec: Spec.{short} is already declared by hand-written code; "
                          f"list {full} in REUSE (Scripts/gen_swift_spec.py) or rename it")
-            lines += ["extension Spec {"] + self.struct_decl(full, "    ") + ["}", ""]
+            lines += ["extension Spec {"] + self.struct_decl(full, "    ", codec=full in self.codec) + ["}", ""]
             generated.append(full)
         lines.append("// MARK: - Decoding (protobuf-c message -> Swift value, via CReader)")
         lines.append("")
         for full in generated:
-            for block in self.decoder(full):
+            for block in self.decoder(full, codec=full in self.codec):
                 lines += block + [""]
         return "\n".join(lines).rstrip("\n") + "\n"
 

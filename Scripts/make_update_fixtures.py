@@ -518,6 +518,90 @@ def main_image():
     print("image_folder_dense_ce_sgd: losses", ["%.5f" % l for l in hist["loss"]])
 
 
+# --------------------------------------------------------------------------------------------
+# Repair cases (`mlconv update --add-loss`, NetworkUpdateRepair): updatable networks written
+# WITHOUT a loss layer (make_updatable, optimizer and epochs, no set_*_loss; specification
+# version 1 as in the corpus' archdanny model). Each folder holds
+#     model.mlmodel        the model without a loss layer (Core ML refuses to update it)
+#     coremltools.mlmodel  the same network with the loss coremltools' builder adds
+#                          (set_categorical_cross_entropy_loss / set_mean_squared_error_loss):
+#                          what the repair must produce (loss layer, trainingInput, version 4)
+#     examples.json, case.json   training rows and the NumPy reference of ONE epoch (`train`)
+
+def build_repair_case(rng, loss):
+    nin, nh, nout = 4, 5, 3
+    W1, b1 = f32(rng.normal(0, 0.6, (nh, nin))), f32(rng.normal(0, 0.1, nh))
+    W2, b2 = f32(rng.normal(0, 0.6, (nout, nh))), f32(rng.normal(0, 0.1, nout))
+    labels = ["zero", "one", "two"]
+    classifier = loss == "ce"
+    opt = ADAM if classifier else dict(SGD_M, lr=0.05)
+    batch = 4
+
+    def build(with_loss):
+        b = NeuralNetworkBuilder([("x", datatypes.Array(nin))],
+                                 [("probs", None)] if classifier else [("y", datatypes.Array(nout))],
+                                 mode="classifier" if classifier else "regressor")
+        b.add_inner_product("fc1", W1, b1, nin, nh, True, "x", "h1")
+        b.add_activation("act1", "RELU", "h1", "a1")
+        b.add_inner_product("fc2", W2, b2, nh, nout, True, "a1", "logits" if classifier else "y")
+        if classifier:
+            b.add_softmax("softmax", "logits", "probs")
+            b.set_class_labels(labels, predicted_feature_name="digit", prediction_blob="probs")
+        b.make_updatable(["fc1", "fc2"])
+        if with_loss:
+            if classifier:
+                b.set_categorical_cross_entropy_loss("lossLayer", input="probs")
+            else:
+                b.set_mean_squared_error_loss("lossLayer", input_feature=("y", datatypes.Array(nout)))
+        set_opt(b, opt, batch)
+        b.set_epochs(1, allowed_set=[1, 2])
+        spec = b.spec
+        nnspec = spec.neuralNetworkClassifier if classifier else spec.neuralNetworkRegressor
+        nnspec.updateParams.shuffle.defaultValue = False
+        if not with_loss:
+            spec.specificationVersion = 1
+        return spec
+
+    n_samples = 9
+    xs = [rng.normal(0, 1, nin).astype(np.float32) for _ in range(n_samples)]
+    layers = [dict(type="dense", name="fc1", W=W1.astype(np.float64), b=b1.astype(np.float64), updatable=True),
+              dict(type="act", f="relu"),
+              dict(type="dense", name="fc2", W=W2.astype(np.float64), b=b2.astype(np.float64), updatable=True)]
+    rows, samples = [], []
+    if classifier:
+        layers.append(dict(type="softmax"))
+        for x in xs:
+            t = int(rng.integers(0, nout))
+            rows.append({"x": x.tolist(), "digit": labels[t]})
+            samples.append((x.astype(np.float64), t))
+    else:
+        for x in xs:
+            t = rng.normal(0, 1, nout).astype(np.float32)
+            rows.append({"x": x.tolist(), "y_true": t.tolist()})
+            samples.append((x.astype(np.float64), t.astype(np.float64)))
+    hist = train(Net(layers), samples, loss, opt, 1, batch)
+    case = {"name": f"repair_dense_{loss}", "loss": loss, "optimizer": opt, "miniBatchSize": batch, "epochs": 1,
+            "samples": n_samples, "epochLoss": hist["loss"], "afterEpoch1": hist["after1"], "afterLastEpoch": hist["final"],
+            "notes": "model.mlmodel has no loss layer; the reference trains with the loss coremltools.mlmodel declares"}
+    return build(False), build(True), rows, case
+
+
+def main_repair():
+    rng = np.random.default_rng(1619)
+    for loss in ("ce", "mse"):
+        spec, reference, rows, case = build_repair_case(rng, loss)
+        d = os.path.join(OUT, case["name"])
+        os.makedirs(d, exist_ok=True)
+        ct.utils.save_spec(spec, os.path.join(d, "model.mlmodel"))
+        ct.utils.save_spec(reference, os.path.join(d, "coremltools.mlmodel"))
+        with open(os.path.join(d, "examples.json"), "w") as f:
+            json.dump(rows, f)
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(case, f, indent=1)
+        print(case["name"] + ": loss", ["%.5f" % l for l in case["epochLoss"]])
+
+
 if __name__ == "__main__":
     main_pipeline()
     main_image()
+    main_repair()

@@ -12,12 +12,7 @@ extension Spec.NeuralNetwork {
     public func updateParameters(file: String = "<model>") throws -> Spec.NetworkUpdateParameters? {
         guard let content = updateParams else { return nil }
         let bytes = WireBytes.join(content)
-        guard let nn = protobuf_c_message_descriptor_get_field(ccoreml_model_descriptor(), 500)?.pointee.descriptor,
-              let f = protobuf_c_message_descriptor_get_field(nn.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), 10),
-              let d = f.pointee.descriptor else {
-            preconditionFailure("mlconv schema/code mismatch: NeuralNetwork field 10 must be NetworkUpdateParameters")
-        }
-        let desc = d.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
+        let desc = Self.updateParametersDescriptor
         return try bytes.withUnsafeBytes { buf -> Spec.NetworkUpdateParameters in
             if buf.isEmpty { return Spec.NetworkUpdateParameters() }
             if let problem = WireScan.problem(buf, message: desc, path: "updateParams") {
@@ -32,5 +27,36 @@ extension Spec.NeuralNetwork {
             return try Spec.NetworkUpdateParameters(reading: CReader(msg: UnsafeRawPointer(msg), ctx: DecodeContext(),
                                                                      path: "updateParams"))
         }
+    }
+
+    /// Replaces `updateParams` with `parameters`, encoded by protobuf-c (field by field, through
+    /// the generated encoders of Generated/NetworkUpdate.swift). Only call it to change the update
+    /// parameters: a network read from a file otherwise keeps their original bytes.
+    ///
+    /// - Throws: `CoreMLFormatError.cannotEncode` when a name holds a NUL character.
+    public mutating func setUpdateParameters(_ parameters: Spec.NetworkUpdateParameters) throws {
+        let desc = Self.updateParametersDescriptor
+        let arena = CArena()
+        let msg = arena.allocate(byteCount: Int(desc.pointee.sizeof_message))
+        protobuf_c_message_init(desc, msg)
+        try parameters.write(to: CWriter(msg: msg, arena: arena, path: "updateParams"))
+        let cmsg = msg.assumingMemoryBound(to: ProtobufCMessage.self)
+        var bytes = [UInt8](repeating: 0, count: protobuf_c_message_get_packed_size(cmsg))
+        let n = bytes.withUnsafeMutableBufferPointer { buf -> Int in
+            guard let base = buf.baseAddress else { return 0 }
+            return protobuf_c_message_pack(cmsg, base)
+        }
+        // Our own encoding of a message protobuf-c just packed: it always splits into fields.
+        updateParams = Array(bytes.prefix(n)).withUnsafeBytes { WireBytes.split($0) } ?? []
+    }
+
+    /// `NeuralNetwork.updateParams`' message descriptor (NetworkUpdateParameters).
+    private static var updateParametersDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+        guard let nn = protobuf_c_message_descriptor_get_field(ccoreml_model_descriptor(), 500)?.pointee.descriptor,
+              let f = protobuf_c_message_descriptor_get_field(nn.assumingMemoryBound(to: ProtobufCMessageDescriptor.self), 10),
+              let d = f.pointee.descriptor else {
+            preconditionFailure("mlconv schema/code mismatch: NeuralNetwork field 10 must be NetworkUpdateParameters")
+        }
+        return d.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
     }
 }

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 f7c997b2534cb5d3
+// body-hash: fnv1a64 f635fd81b45665a7
 
 import CCoreMLProto
 
@@ -114,10 +114,13 @@ extension Spec {
         public var minValue: Int64
         /// Field 2 `maxValue`.
         public var maxValue: Int64
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(minValue: Int64 = 0, maxValue: Int64 = 0) {
+        public init(minValue: Int64 = 0, maxValue: Int64 = 0, unknownFields: UnknownFields = []) {
             self.minValue = minValue
             self.maxValue = maxValue
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -128,9 +131,12 @@ extension Spec {
     public struct Int64Set: Equatable, Sendable {
         /// Field 1 `values`.
         public var values: [Int64]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(values: [Int64] = []) {
+        public init(values: [Int64] = [], unknownFields: UnknownFields = []) {
             self.values = values
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -143,10 +149,13 @@ extension Spec {
         public var minValue: Double
         /// Field 2 `maxValue`.
         public var maxValue: Double
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(minValue: Double = 0, maxValue: Double = 0) {
+        public init(minValue: Double = 0, maxValue: Double = 0, unknownFields: UnknownFields = []) {
             self.minValue = minValue
             self.maxValue = maxValue
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -223,23 +232,43 @@ extension Spec.DoubleVector: CMessageDecodable {
     }
 }
 
-extension Spec.Int64Range: CMessageDecodable {
+extension Spec.Int64Range: CMessageCodable {
     init(reading r: CReader) throws {
         minValue = r.int64(1)
         maxValue = r.int64(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64: minValue)
+        w.set(2, int64: maxValue)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.Int64Set: CMessageDecodable {
+extension Spec.Int64Set: CMessageCodable {
     init(reading r: CReader) throws {
         values = r.int64s(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: values)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.DoubleRange: CMessageDecodable {
+extension Spec.DoubleRange: CMessageCodable {
     init(reading r: CReader) throws {
         minValue = r.double(1)
         maxValue = r.double(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, double: minValue)
+        w.set(2, double: maxValue)
+        w.setUnknownFields(unknownFields)
     }
 }
 

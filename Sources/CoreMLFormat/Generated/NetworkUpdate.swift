@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto NeuralNetwork.proto Parameters.proto
 // proto-hash: fnv1a64 51084c3690417372
-// body-hash: fnv1a64 0cdcc7334f8aa25d
+// body-hash: fnv1a64 d7f8c8d63758e211
 
 import CCoreMLProto
 
@@ -22,13 +22,16 @@ extension Spec {
         /// Seed of the generator that reorders them.
         /// Field 20 `seed`.
         public var seed: Spec.Int64Parameter?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(lossLayers: [Spec.LossLayer] = [], optimizer: Spec.Optimizer? = nil, epochs: Spec.Int64Parameter? = nil, shuffle: Spec.BoolParameter? = nil, seed: Spec.Int64Parameter? = nil) {
+        public init(lossLayers: [Spec.LossLayer] = [], optimizer: Spec.Optimizer? = nil, epochs: Spec.Int64Parameter? = nil, shuffle: Spec.BoolParameter? = nil, seed: Spec.Int64Parameter? = nil, unknownFields: UnknownFields = []) {
             self.lossLayers = lossLayers
             self.optimizer = optimizer
             self.epochs = epochs
             self.shuffle = shuffle
             self.seed = seed
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -41,10 +44,13 @@ extension Spec {
         public var name: String
         /// The `LossLayerType` oneof; nil when no member is set.
         public var lossLayerType: LossLayerType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(name: String = "", lossLayerType: LossLayerType? = nil) {
+        public init(name: String = "", lossLayerType: LossLayerType? = nil, unknownFields: UnknownFields = []) {
             self.name = name
             self.lossLayerType = lossLayerType
+            self.unknownFields = unknownFields
         }
 
         /// Members of the `LossLayerType` oneof.
@@ -66,10 +72,13 @@ extension Spec {
         public var input: String
         /// Field 2 `target`.
         public var target: String
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(input: String = "", target: String = "") {
+        public init(input: String = "", target: String = "", unknownFields: UnknownFields = []) {
             self.input = input
             self.target = target
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -82,10 +91,13 @@ extension Spec {
         public var input: String
         /// Field 2 `target`.
         public var target: String
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(input: String = "", target: String = "") {
+        public init(input: String = "", target: String = "", unknownFields: UnknownFields = []) {
             self.input = input
             self.target = target
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -95,9 +107,12 @@ extension Spec {
     public struct Optimizer: Equatable, Sendable {
         /// The `OptimizerType` oneof; nil when no member is set.
         public var optimizerType: OptimizerType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(optimizerType: OptimizerType? = nil) {
+        public init(optimizerType: OptimizerType? = nil, unknownFields: UnknownFields = []) {
             self.optimizerType = optimizerType
+            self.unknownFields = unknownFields
         }
 
         /// Members of the `OptimizerType` oneof.
@@ -120,11 +135,14 @@ extension Spec {
         public var miniBatchSize: Spec.Int64Parameter?
         /// Field 3 `momentum`.
         public var momentum: Spec.DoubleParameter?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(learningRate: Spec.DoubleParameter? = nil, miniBatchSize: Spec.Int64Parameter? = nil, momentum: Spec.DoubleParameter? = nil) {
+        public init(learningRate: Spec.DoubleParameter? = nil, miniBatchSize: Spec.Int64Parameter? = nil, momentum: Spec.DoubleParameter? = nil, unknownFields: UnknownFields = []) {
             self.learningRate = learningRate
             self.miniBatchSize = miniBatchSize
             self.momentum = momentum
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -143,30 +161,43 @@ extension Spec {
         public var beta2: Spec.DoubleParameter?
         /// Field 5 `eps`.
         public var eps: Spec.DoubleParameter?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(learningRate: Spec.DoubleParameter? = nil, miniBatchSize: Spec.Int64Parameter? = nil, beta1: Spec.DoubleParameter? = nil, beta2: Spec.DoubleParameter? = nil, eps: Spec.DoubleParameter? = nil) {
+        public init(learningRate: Spec.DoubleParameter? = nil, miniBatchSize: Spec.Int64Parameter? = nil, beta1: Spec.DoubleParameter? = nil, beta2: Spec.DoubleParameter? = nil, eps: Spec.DoubleParameter? = nil, unknownFields: UnknownFields = []) {
             self.learningRate = learningRate
             self.miniBatchSize = miniBatchSize
             self.beta1 = beta1
             self.beta2 = beta2
             self.eps = eps
+            self.unknownFields = unknownFields
         }
     }
 }
 
 // MARK: - Decoding (protobuf-c message -> Swift value, via CReader)
 
-extension Spec.NetworkUpdateParameters: CMessageDecodable {
+extension Spec.NetworkUpdateParameters: CMessageCodable {
     init(reading r: CReader) throws {
         lossLayers = try r.messages(1, as: Spec.LossLayer.self)
         optimizer = try r.message(2, as: Spec.Optimizer.self)
         epochs = try r.message(3, as: Spec.Int64Parameter.self)
         shuffle = try r.message(10, as: Spec.BoolParameter.self)
         seed = try r.message(20, as: Spec.Int64Parameter.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, messages: lossLayers)
+        try w.set(2, message: optimizer)
+        try w.set(3, message: epochs)
+        try w.set(10, message: shuffle)
+        try w.set(20, message: seed)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.LossLayer: CMessageDecodable {
+extension Spec.LossLayer: CMessageCodable {
     init(reading r: CReader) throws {
         name = r.string(1)
         switch r.oneofCase(10) {
@@ -174,47 +205,100 @@ extension Spec.LossLayer: CMessageDecodable {
         case 11: lossLayerType = Spec.LossLayer.LossLayerType.meanSquaredErrorLossLayer(try r.message(11, as: Spec.MeanSquaredErrorLossLayer.self) ?? Spec.MeanSquaredErrorLossLayer())
         default: lossLayerType = nil
         }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, string: name)
+        switch lossLayerType {
+        case nil: break
+        case let .categoricalCrossEntropyLossLayer(v)?: try w.set(10, message: v)
+        case let .meanSquaredErrorLossLayer(v)?: try w.set(11, message: v)
+        }
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.CategoricalCrossEntropyLossLayer: CMessageDecodable {
+extension Spec.CategoricalCrossEntropyLossLayer: CMessageCodable {
     init(reading r: CReader) throws {
         input = r.string(1)
         target = r.string(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, string: input)
+        try w.set(2, string: target)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.MeanSquaredErrorLossLayer: CMessageDecodable {
+extension Spec.MeanSquaredErrorLossLayer: CMessageCodable {
     init(reading r: CReader) throws {
         input = r.string(1)
         target = r.string(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, string: input)
+        try w.set(2, string: target)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.Optimizer: CMessageDecodable {
+extension Spec.Optimizer: CMessageCodable {
     init(reading r: CReader) throws {
         switch r.oneofCase(10) {
         case 10: optimizerType = Spec.Optimizer.OptimizerType.sgdOptimizer(try r.message(10, as: Spec.SGDOptimizer.self) ?? Spec.SGDOptimizer())
         case 11: optimizerType = Spec.Optimizer.OptimizerType.adamOptimizer(try r.message(11, as: Spec.AdamOptimizer.self) ?? Spec.AdamOptimizer())
         default: optimizerType = nil
         }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        switch optimizerType {
+        case nil: break
+        case let .sgdOptimizer(v)?: try w.set(10, message: v)
+        case let .adamOptimizer(v)?: try w.set(11, message: v)
+        }
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.SGDOptimizer: CMessageDecodable {
+extension Spec.SGDOptimizer: CMessageCodable {
     init(reading r: CReader) throws {
         learningRate = try r.message(1, as: Spec.DoubleParameter.self)
         miniBatchSize = try r.message(2, as: Spec.Int64Parameter.self)
         momentum = try r.message(3, as: Spec.DoubleParameter.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: learningRate)
+        try w.set(2, message: miniBatchSize)
+        try w.set(3, message: momentum)
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.AdamOptimizer: CMessageDecodable {
+extension Spec.AdamOptimizer: CMessageCodable {
     init(reading r: CReader) throws {
         learningRate = try r.message(1, as: Spec.DoubleParameter.self)
         miniBatchSize = try r.message(2, as: Spec.Int64Parameter.self)
         beta1 = try r.message(3, as: Spec.DoubleParameter.self)
         beta2 = try r.message(4, as: Spec.DoubleParameter.self)
         eps = try r.message(5, as: Spec.DoubleParameter.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: learningRate)
+        try w.set(2, message: miniBatchSize)
+        try w.set(3, message: beta1)
+        try w.set(4, message: beta2)
+        try w.set(5, message: eps)
+        w.setUnknownFields(unknownFields)
     }
 }

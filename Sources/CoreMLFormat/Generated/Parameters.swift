@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 587693504fb6ce7b
+// body-hash: fnv1a64 23d5e2a42ae689e0
 
 import CCoreMLProto
 
@@ -14,10 +14,13 @@ extension Spec {
         public var defaultValue: Int64
         /// The `AllowedValues` oneof; nil when no member is set.
         public var allowedValues: AllowedValues?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(defaultValue: Int64 = 0, allowedValues: AllowedValues? = nil) {
+        public init(defaultValue: Int64 = 0, allowedValues: AllowedValues? = nil, unknownFields: UnknownFields = []) {
             self.defaultValue = defaultValue
             self.allowedValues = allowedValues
+            self.unknownFields = unknownFields
         }
 
         /// Members of the `AllowedValues` oneof.
@@ -38,10 +41,13 @@ extension Spec {
         public var defaultValue: Double
         /// The `AllowedValues` oneof; nil when no member is set.
         public var allowedValues: AllowedValues?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(defaultValue: Double = 0, allowedValues: AllowedValues? = nil) {
+        public init(defaultValue: Double = 0, allowedValues: AllowedValues? = nil, unknownFields: UnknownFields = []) {
             self.defaultValue = defaultValue
             self.allowedValues = allowedValues
+            self.unknownFields = unknownFields
         }
 
         /// Members of the `AllowedValues` oneof.
@@ -71,16 +77,19 @@ extension Spec {
     public struct BoolParameter: Equatable, Sendable {
         /// Field 1 `defaultValue`.
         public var defaultValue: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
 
-        public init(defaultValue: Bool = false) {
+        public init(defaultValue: Bool = false, unknownFields: UnknownFields = []) {
             self.defaultValue = defaultValue
+            self.unknownFields = unknownFields
         }
     }
 }
 
 // MARK: - Decoding (protobuf-c message -> Swift value, via CReader)
 
-extension Spec.Int64Parameter: CMessageDecodable {
+extension Spec.Int64Parameter: CMessageCodable {
     init(reading r: CReader) throws {
         defaultValue = r.int64(1)
         switch r.oneofCase(10) {
@@ -88,16 +97,37 @@ extension Spec.Int64Parameter: CMessageDecodable {
         case 11: allowedValues = Spec.Int64Parameter.AllowedValues.set(try r.message(11, as: Spec.Int64Set.self) ?? Spec.Int64Set())
         default: allowedValues = nil
         }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64: defaultValue)
+        switch allowedValues {
+        case nil: break
+        case let .range(v)?: try w.set(10, message: v)
+        case let .set(v)?: try w.set(11, message: v)
+        }
+        w.setUnknownFields(unknownFields)
     }
 }
 
-extension Spec.DoubleParameter: CMessageDecodable {
+extension Spec.DoubleParameter: CMessageCodable {
     init(reading r: CReader) throws {
         defaultValue = r.double(1)
         switch r.oneofCase(10) {
         case 10: allowedValues = Spec.DoubleParameter.AllowedValues.range(try r.message(10, as: Spec.DoubleRange.self) ?? Spec.DoubleRange())
         default: allowedValues = nil
         }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, double: defaultValue)
+        switch allowedValues {
+        case nil: break
+        case let .range(v)?: try w.set(10, message: v)
+        }
+        w.setUnknownFields(unknownFields)
     }
 }
 
@@ -107,8 +137,14 @@ extension Spec.StringParameter: CMessageDecodable {
     }
 }
 
-extension Spec.BoolParameter: CMessageDecodable {
+extension Spec.BoolParameter: CMessageCodable {
     init(reading r: CReader) throws {
         defaultValue = r.bool(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, bool: defaultValue)
+        w.setUnknownFields(unknownFields)
     }
 }

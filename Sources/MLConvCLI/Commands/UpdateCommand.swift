@@ -13,6 +13,7 @@ enum UpdateCommand: Command {
     static let help = """
     Usage: mlconv update <model.mlmodel> --training-data <examples.json|examples.csv|DIR> -o <out.mlmodel>
                          [--epochs N] [--learning-rate X] [--seed N] [--shuffle | --no-shuffle]
+                         [--add-loss cross-entropy|mse [--loss-input NAME] [--target NAME]]
 
     Updates an updatable Core ML model as Core ML's MLUpdateTask does and writes the personalised
     model (still updatable): neural networks (convolution / innerProduct layers marked updatable,
@@ -28,23 +29,49 @@ enum UpdateCommand: Command {
     Prints the loss of every epoch (a progress bar when the output is a terminal). --epochs and
     --learning-rate override the model's values and must lie within what the model allows.
 
+    A model marked updatable whose update parameters have no loss layer (Core ML refuses it, and
+    so does mlconv by default) can be repaired explicitly with --add-loss: it adds the loss layer
+    as coremltools' set_categorical_cross_entropy_loss / set_mean_squared_error_loss write it,
+    the training inputs (the model's inputs and the target: a classifier's label feature, or
+    <loss input>_true), and raises specificationVersion to 4. The written model then updates
+    again without the flag.
+
     Options:
       -o, --output FILE     the updated .mlmodel (written atomically)
+      --add-loss KIND       add the missing loss layer first: cross-entropy (on a softmax output;
+                            default: the classifier's probabilities, else the last softmax) or
+                            mse (default: the only multi-array output)
+      --loss-input NAME     the blob the added loss reads
+      --target NAME         the added loss layer's target (default: <loss input>_true)
       --epochs N            epochs to run
       --learning-rate X     the optimizer's learning rate
       --seed N              seed of the example shuffle
       --shuffle, --no-shuffle   reorder the examples every epoch (default: the model's setting)
     """
     static let spec = OptionSpec(flags: ["--shuffle", "--no-shuffle"],
-                                 single: ["--training-data", "--output", "--epochs", "--learning-rate", "--seed"],
+                                 single: ["--training-data", "--output", "--epochs", "--learning-rate", "--seed",
+                                          "--add-loss", "--loss-input", "--target"],
                                  aliases: ["-o": "--output"], positionalRange: 1...1)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let path = args.positional[0]
         let output = try args.required("--output")
         let dataPath = try args.required("--training-data")
-        let model = try Spec.Model.load(contentsOf: path)
+        var model = try Spec.Model.load(contentsOf: path)
         let name = URL(fileURLWithPath: path).lastPathComponent
+        if let repair = try lossRepair(args) {
+            model = try repair.repaired(model, name: name)
+            if let p = try model.neuralNetwork?.updateParameters(file: name), let l = p.lossLayers.first {
+                let (input, target): (String, String)
+                switch l.lossLayerType {
+                case let .categoricalCrossEntropyLossLayer(c)?: (input, target) = (c.input, c.target)
+                case let .meanSquaredErrorLossLayer(m)?: (input, target) = (m.input, m.target)
+                case nil: (input, target) = ("", "")
+                }
+                console.print("\(name): added loss layer '\(l.name)' (\(repair.loss.name) of '\(input)' vs '\(target)'); training inputs "
+                    + (model.description?.trainingInput.map(\.name).joined(separator: ", ") ?? ""))
+            }
+        }
         var overrides = UpdateParameterOverrides()
         overrides.epochs = try args.int("--epochs")
         if let lr = args.value("--learning-rate") {
@@ -59,6 +86,18 @@ enum UpdateCommand: Command {
         if args.has("--shuffle") { overrides.shuffle = true }
         if args.has("--no-shuffle") { overrides.shuffle = false }
 
+        // A neural network's update description is checked before the examples are read, so a
+        // model Core ML would refuse is refused with the rule (and the repair hint), whatever the data.
+        if model.neuralNetwork != nil {
+            do {
+                _ = try NetworkUpdateDescription(model: model, name: name, overrides: overrides)
+            } catch let e as TrainingError {
+                if case let .invalidUpdateDescription(_, _, rule) = e, rule == "the update parameters have no loss layer" {
+                    throw CLIError("\(e); to add one as coremltools would have, give --add-loss cross-entropy (on a softmax output) or --add-loss mse")
+                }
+                throw e
+            }
+        }
         let rows = try trainingRows(dataPath, model: model, name: name)
         let bar = isatty(STDOUT_FILENO) == 1
         var totalBatches = 0
@@ -101,6 +140,23 @@ enum UpdateCommand: Command {
     }
 
     static func format(_ x: Double) -> String { String(format: "%.6f", x) }
+
+    /// The --add-loss repair, or nil without the flag (--loss-input / --target need it).
+    static func lossRepair(_ args: ParsedArguments) throws -> NetworkUpdateRepair? {
+        guard let kind = args.value("--add-loss") else {
+            if args.value("--loss-input") != nil || args.value("--target") != nil {
+                throw UsageError("--loss-input and --target describe the loss added by --add-loss; give --add-loss too")
+            }
+            return nil
+        }
+        let loss: LossFunction
+        switch kind.lowercased() {
+        case "cross-entropy", "categorical-cross-entropy", "ce": loss = .categoricalCrossEntropy
+        case "mse", "mean-squared-error": loss = .meanSquaredError
+        default: throw UsageError("--add-loss takes cross-entropy or mse, found '\(kind)'")
+        }
+        return NetworkUpdateRepair(loss: loss, lossInput: args.value("--loss-input"), target: args.value("--target"))
+    }
 
     /// Rows from a JSON / CSV file or a folder of labelled image folders.
     static func trainingRows(_ path: String, model: Spec.Model, name: String) throws -> [FeatureProvider] {
