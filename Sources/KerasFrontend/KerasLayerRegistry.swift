@@ -81,6 +81,18 @@ public enum KerasLayerRegistry {
         Conv3DConverter(),
         Pooling3DConverter(),
         GlobalPooling3DConverter(),
+        // MARK: normalization, attention and preprocessing layers (issue 14, Layers/LayerNormalization.swift,
+        // DotAttention.swift, MultiHeadAttention.swift, PreprocessingLayers.swift)
+        LayerNormalizationConverter(),
+        GroupNormalizationConverter(),
+        UnitNormalizationConverter(),
+        DotAttentionConverter(),
+        EinsumDenseConverter(),
+        MultiHeadAttentionConverter(),
+        NormalizationPreprocessingConverter(),
+        ResizingConverter(),
+        CenterCropConverter(),
+        KerasIdentityConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).
