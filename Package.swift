@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "MLGraphTests", dependencies: ["MLGraph", "TestSupport"]),
         .testTarget(name: "HDF5Tests", dependencies: ["HDF5", "TestSupport"]),
         .testTarget(name: "KerasFrontendTests",
-                    dependencies: ["KerasFrontend", "MLRuntime", "TestSupport"]),
+                    dependencies: ["KerasFrontend", "MLRuntime", "TestSupport", "CZip"]),
         .testTarget(name: "MLBundleTests", dependencies: ["MLBundle", "MLRuntime", "TestSupport"]),
         .testTarget(name: "MLRuntimeTests", dependencies: ["MLRuntime", "TestSupport"]),
         .testTarget(name: "CoreMLFormatTests", dependencies: ["CoreMLFormat", "TestSupport"]),

@@ -56,6 +56,9 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
     /// Why `mlconv keras` would fail on a model whose layers are all supported (a damaged
     /// config or weights), or nil when it converts (or has unsupported layers, listed above).
     public var conversionError: String? = nil
+    /// Whether the file is a Keras 3 `.keras` archive (format "keras-archive"; its weights and
+    /// config.json together are a full model).
+    public var isKerasArchive = false
 
     /// The summary as a JSON-ready dictionary (for `mlconv inspect --json`): "format"
     /// ("keras-hdf5"), "file", "kerasVersion", "backend", "modelClass", "modelName",
@@ -70,7 +73,7 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
         }
         func feature(_ t: Tensor) -> [String: Any] { ["name": t.name, "shape": shape(t.shape), "type": "float32"] }
         var r: [String: Any] = [
-            "format": "keras-hdf5",
+            "format": isKerasArchive ? "keras-archive" : "keras-hdf5",
             "file": file,
             "kerasVersion": kerasVersion,
             "modelClass": modelClass,
@@ -140,7 +143,13 @@ public enum KerasInspector {
             }
             textPath = a.path
         }
-        return try inspect(file: opened.file, architectureJSON: text, architecturePath: textPath, versionHint: opened.archiveVersion)
+        var summary = try inspect(file: opened.file, architectureJSON: text, architecturePath: textPath, versionHint: opened.archiveVersion)
+        if opened.archiveConfig != nil {
+            summary.isKerasArchive = true
+            summary.file = url.path
+            if architectureJSON == nil { summary.isWeightsOnly = false }
+        }
+        return summary
     }
 
     static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?,
