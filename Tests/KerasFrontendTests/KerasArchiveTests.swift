@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 @testable import KerasFrontend
 import MLGraph
+import MLRuntime
 
 /// Keras 3 `.keras` archives: the fixture archives read and inspected; damaged and hostile
 /// archives (not ZIP, members missing, ZIP bombs, path traversal names, weights that are not
@@ -205,9 +206,15 @@ final class AttentionMaskRefusalTests: XCTestCase {
         let plain = try KerasConverter().convert(file: TinyKeras(config: model(kwargs: "{}"), version: "3.15.1").file)
         let causal = try KerasConverter().convert(file: TinyKeras(config: model(kwargs: "{\"use_causal_mask\": true}"), version: "3.15.1").file)
         XCTAssertFalse(plain.nodes.contains { $0.name.hasSuffix("__causal_mask") })
-        let mask = try XCTUnwrap(causal.nodes.first { $0.name == "att__causal_mask" }?.weights["y"])
-        XCTAssertEqual(mask.shape, [3, 5])
-        XCTAssertEqual(mask.floats()[1], -1e9)  // row 0, column 1: above the diagonal
-        XCTAssertEqual(mask.floats()[5], 0)     // row 1, column 0
+        XCTAssertNotNil(causal.nodes.first { $0.name == "att__causal_mask" })
+        // The bias the mask adds: −1e9 strictly above the diagonal, 0 elsewhere.
+        var g = causal
+        g.outputs = ["att__causal_bias"]
+        g.description.outputs = [FeatureDescription(name: "att__causal_bias")]
+        let bias = try Model(graph: g).prediction(from: ["q": try NDArray(shape: [1, 3, 4], scalars: Array(repeating: 0, count: 12)),
+                                                         "v": try NDArray(shape: [1, 5, 4], scalars: Array(repeating: 0, count: 20))])["att__causal_bias"]
+        let b = try XCTUnwrap(bias)
+        XCTAssertEqual(b.shape, [3, 5])
+        for r in 0..<3 { for c in 0..<5 { XCTAssertEqual(b.scalars[r * 5 + c], c > r ? -1e9 : 0, "row \(r) column \(c)") } }
     }
 }

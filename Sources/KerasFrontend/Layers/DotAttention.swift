@@ -13,7 +13,7 @@ import MLGraph
 /// gives the weights as output 1. Masks passed to the call are refused (they would change the
 /// result).
 struct DotAttentionConverter: KerasLayerConverter {
-    var ops: Set<OpKind> { [.matmul, .binary, .softmax, .expandDims, .activation, .reduce] }
+    var ops: Set<OpKind> { [.matmul, .binary, .softmax, .expandDims, .activation, .reduce, .fill, .bandPart] }
     var classNames: [String] { ["Attention", "AdditiveAttention"] }
     var minimumInputCount: Int { 2 }
 
@@ -78,7 +78,7 @@ struct DotAttentionConverter: KerasLayerConverter {
             guard let n = checkedProduct([tq, tv]), n <= 1 << 28 else {
                 throw ctx.unsupported("a causal mask of \(tq)×\(tv) is too large", hint: "use shorter sequences")
             }
-            scores = chain.binary("causal_mask", .add, scores, constant: causalBias(rows: tq, columns: tv))
+            scores = appendCausalMask(&chain, scores: scores, rows: tq, columns: tv)
         }
         let weights = chain.add("weights", .softmax(axis: -1), [scores],
                                 output: returnScores && ctx.outputNames.count > 1 ? ctx.outputNames[1] : nil)
@@ -88,10 +88,14 @@ struct DotAttentionConverter: KerasLayerConverter {
     }
 }
 
-/// [rows, columns] additive mask of Keras' causal attention: 0 where column ≤ row, −1e9 above
-/// the diagonal (Keras subtracts 1e9 from the masked scores in float32).
-func causalBias(rows: Int, columns: Int) -> ConstantTensor {
-    var v = [Float](repeating: 0, count: rows * columns)
-    for r in 0..<rows { for c in 0..<columns where c > r { v[r * columns + c] = -1e9 } }
-    return ConstantTensor(shape: [rows, columns], floats: v)
+/// Appends Keras' causal mask as an additive [rows, columns] bias and adds it to `scores`: 0
+/// where column ≤ row, −1e9 above the diagonal (Keras subtracts 1e9 from the masked scores in
+/// float32). Built from attribute-only ops (fill, bandPart, sub), so weight passes (fp16, whose
+/// range stops at 65504) never see the −1e9.
+func appendCausalMask(_ chain: inout KerasNodeChain, scores: String, rows: Int, columns: Int) -> String {
+    let full = chain.add("causal_fill", .fill(FillAttributes(shape: [rows, columns], value: -1e9)), [])
+    let upper = chain.add("causal_upper", .bandPart(lower: 0, upper: -1), [full])  // column ≥ row
+    let diagonal = chain.add("causal_diagonal", .bandPart(lower: 0, upper: 0), [full])
+    let bias = chain.add("causal_bias", .binary(.sub), [upper, diagonal])  // column > row: −1e9, else 0
+    return chain.add("causal_mask", .binary(.add), [scores, bias])
 }

@@ -94,22 +94,23 @@ struct GroupNormalizationConverter: KerasLayerConverter {
     }
 }
 
-/// `UnitNormalization(axis=-1)`: x·min(rsqrt(Σx²), c) over `axis` (an axis or a list):
-/// c = 1e12 in Keras 3 (`ops.normalize`, epsilon 1e-12 bounds the inverse norm), 1e6 in tf.keras
+/// `UnitNormalization(axis=-1)`: x·rsqrt(max(Σx², e)) over `axis` (an axis or a list), as a
+/// clip of Σx² (attributes, so fp16 weight passes leave the bound alone): e = 1e-24 in Keras 3
+/// (`ops.normalize` bounds the inverse norm by 1/epsilon = 1e12), 1e-12 in tf.keras
 /// (`tf.math.l2_normalize`: rsqrt(max(Σx², 1e-12))).
 struct UnitNormalizationConverter: KerasLayerConverter {
-    var ops: Set<OpKind> { [.reduce, .unary, .binary] }
+    var ops: Set<OpKind> { [.reduce, .clip, .unary, .binary] }
     var classNames: [String] { ["UnitNormalization"] }
 
     func convert(_ ctx: KerasLayerContext) throws -> [Node] {
         let rank = ctx.inputShape.count
         let axes = try ctx.axisList("axis", rank: rank, default: [-1])
-        let bound: Float = ctx.kerasVersion.isKeras3 ? 1e12 : 1e6
+        let floor: Float = ctx.kerasVersion.isKeras3 ? 1e-24 : 1e-12
         var chain = KerasNodeChain(ctx)
         let ss = chain.add("sum_square", .reduce(ReduceAttributes(function: .sumSquare, axes: axes, keepDims: true)), [ctx.inputs[0]])
-        let inv = chain.add("rsqrt", .unary(UnaryAttributes(.rsqrt, epsilon: 0)), [ss])
-        let bounded = chain.binary("bound", .minimum, inv, constant: ConstantTensor(shape: [1], floats: [bound]))
-        chain.add("scaled", .binary(.mul), [ctx.inputs[0], bounded])
+        let bounded = chain.add("bound", .clip(alpha: floor, beta: .greatestFiniteMagnitude), [ss])
+        let inv = chain.add("rsqrt", .unary(UnaryAttributes(.rsqrt, epsilon: 0)), [bounded])
+        chain.add("scaled", .binary(.mul), [ctx.inputs[0], inv])
         return chain.finish(output: ctx.outputNames[0])
     }
 }

@@ -81,7 +81,7 @@ struct EinsumDenseConverter: KerasLayerConverter {
 /// `return_attention_scores` gives the softmax weights [N, heads, T…, S…] as output 1. Masks
 /// passed to the call (`attention_mask`, `query_mask`, …) are refused.
 struct MultiHeadAttentionConverter: KerasLayerConverter {
-    var ops: Set<OpKind> { [.constant, .einsum, .binary, .softmax, .reshapeND] }
+    var ops: Set<OpKind> { [.constant, .einsum, .binary, .softmax, .reshapeND, .fill, .bandPart] }
     var classNames: [String] { ["MultiHeadAttention"] }
 
     static let projections = ["query", "key", "value", "attention_output"]
@@ -235,7 +235,7 @@ struct MultiHeadAttentionConverter: KerasLayerConverter {
             }
             let tq = qt.shape[1], tv = vt.shape[1]
             guard let n = checkedProduct([tq, tv]), n <= 1 << 28 else { throw ctx.unsupported("a causal mask of \(tq)×\(tv) is too large", hint: "use shorter sequences") }
-            scores = chain.binary("causal_mask", .add, scores, constant: causalBias(rows: tq, columns: tv))
+            scores = appendCausalMask(&chain, scores: scores, rows: tq, columns: tv)
         }
         let scoresOut = ctx.outputNames.count > 1 ? ctx.outputNames[1] : nil
         let weights: String
