@@ -2,7 +2,7 @@
 // mlconv: convert, compress, compile and run Core ML / Keras neural networks on Linux.
 //
 // Module graph (see docs/ARCHITECTURE.md):
-//   C shims (system libraries, no stable API): CHDF5, CDNNL
+//   C shims (system libraries, no stable API): CHDF5, CDNNL, CZip
 //   AtomicFile     atomic file replacement (temp + fsync + rename, signal and kill -9 cleanup)
 //   MLGraph        typed graph IR, shape inference, verifier (pure Swift)
 //   HDF5           Swift wrapper over libhdf5 (CHDF5)
@@ -33,6 +33,9 @@ let package = Package(
                        providers: [.apt(["libhdf5-dev"])]),
         .systemLibrary(name: "CDNNL",
                        providers: [.apt(["libdnnl-dev"])]),
+        // libzip: Keras 3 `.keras` archives (zip of config.json + model.weights.h5).
+        .systemLibrary(name: "CZip", pkgConfig: "libzip",
+                       providers: [.apt(["libzip-dev"])]),
         // libpng + libjpeg(-turbo) behind a small C wrapper (libjpeg reports errors by longjmp).
         .target(name: "CImageIO",
                 linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]),
@@ -45,7 +48,7 @@ let package = Package(
         .target(name: "AtomicFile"),
         .target(name: "MLGraph"),
         .target(name: "HDF5", dependencies: ["CHDF5"]),
-        .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5"]),
+        .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5", "CZip"]),
         .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile"]),
         .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile"],
                 exclude: ["proto"]),
@@ -65,7 +68,7 @@ let package = Package(
         .testTarget(name: "MLGraphTests", dependencies: ["MLGraph", "TestSupport"]),
         .testTarget(name: "HDF5Tests", dependencies: ["HDF5", "TestSupport"]),
         .testTarget(name: "KerasFrontendTests",
-                    dependencies: ["KerasFrontend", "MLRuntime", "TestSupport"]),
+                    dependencies: ["KerasFrontend", "MLRuntime", "TestSupport", "CZip"]),
         .testTarget(name: "MLBundleTests", dependencies: ["MLBundle", "MLRuntime", "TestSupport"]),
         .testTarget(name: "MLRuntimeTests", dependencies: ["MLRuntime", "TestSupport"]),
         .testTarget(name: "CoreMLFormatTests", dependencies: ["CoreMLFormat", "TestSupport"]),

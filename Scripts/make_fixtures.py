@@ -123,19 +123,26 @@ REGISTRY = [
     Fx("volumetric_3d", "build_volumetric_3d", issue=9),
 ]
 
+# Fixture groups in Scripts/keras_fixtures/<group>.py (issue 14): each module defines FIXTURES
+# (a list of Fx keyword dicts whose "builder" names one of its build_* functions) and/or REGISTRY
+# (Fx keyword dicts whose "builder" is the function itself); builders get the same Ctx as the
+# builders here. A builder's spec may add "randomize" (replaces randomize_weights) and "after_save"
+# (called as after_save(c, model, dir, name, flavor, inputs, outputs) → extra manifest fields).
+BUILDERS = {}
 
-def _append_fixture_modules():
-    """Every Scripts/keras_fixtures/<group>.py defines REGISTRY: a list of dicts of Fx arguments
-    whose "builder" is one of its functions (taking the Ctx); appended here in file-name order."""
+
+def _load_fixture_groups():
     import importlib.util
     for path in sorted((Path(__file__).resolve().parent / "keras_fixtures").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"keras_fixtures_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        REGISTRY.extend(Fx(**entry) for entry in getattr(module, "REGISTRY", []))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        REGISTRY.extend(Fx(**f) for f in getattr(mod, "FIXTURES", []))
+        REGISTRY.extend(Fx(**f) for f in getattr(mod, "REGISTRY", []))
+        BUILDERS.update({n: getattr(mod, n) for n in dir(mod) if n.startswith("build_")})
 
 
-_append_fixture_modules()
+_load_fixture_groups()
 
 
 def all_fixture_names():
@@ -542,11 +549,12 @@ def run_fixture(c, fx, name, flavor):
     np = c.np
     seed = seed_of(fx.base)
     c.reset(seed)
-    spec = (fx.builder if callable(fx.builder) else globals()[fx.builder])(c)
+    builder = fx.builder if callable(fx.builder) else (BUILDERS.get(fx.builder) or globals()[fx.builder])
+    spec = builder(c)
     model = spec["model"]
     w_rng = np.random.default_rng([seed, 1])
     x_rng = np.random.default_rng([seed, 2])
-    randomize_weights(c, model, w_rng, spec.get("kernel_gain", 1.0), spec.get("layer_gain"))
+    (spec.get("randomize") or randomize_weights)(c, model, w_rng, spec.get("kernel_gain", 1.0), spec.get("layer_gain"))
 
     in_shapes = [tuple(int(d) if d is not None else 1 for d in t.shape) for t in model.inputs]
     dists = spec["inputs"]
@@ -610,6 +618,8 @@ def run_fixture(c, fx, name, flavor):
         "issue": fx.issue,
         "notes": notes,
     }
+    if spec.get("after_save"):
+        entry.update(spec["after_save"](c, model, d, name, flavor, inputs, outputs))
     stats = "; ".join(
         f"{n} {list(y.shape)} mean {y.mean():.3g} std {y.std():.3g} [{y.min():.3g}, {y.max():.3g}]"
         for n, y in zip(out_names, outputs))

@@ -79,6 +79,19 @@ public final class HDF5File: @unchecked Sendable {
         self.root = HDF5Group(file: file, id: rootID, path: "/")
     }
 
+    /// Wraps a file identifier opened by this module (the file closes when the last object
+    /// opened from it is released); `path` is for messages.
+    init(openedFileID fileID: hid_t, path: String) throws(HDF5Error) {
+        let file = OpenFile(id: fileID, path: path)
+        let rootID = H5Gopen2(fileID, "/", mlconv_H5P_DEFAULT())
+        guard rootID >= 0 else {
+            throw HDF5ErrorContext(file: path, objectPath: "/", attribute: nil)
+                .libraryError(.corruptFile, "cannot open the root group of '\(path)'", hint: HDF5Hint.corrupt)
+        }
+        self.path = path
+        self.root = HDF5Group(file: file, id: rootID, path: "/")
+    }
+
     /// `true` when `path` names a readable file that starts with the HDF5 signature (it may
     /// still be truncated or damaged). Never throws; `false` for missing files and directories.
     public static func isHDF5(path: String) -> Bool {

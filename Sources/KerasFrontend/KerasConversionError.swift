@@ -79,6 +79,10 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     case invalidGraph(file: String, layer: String?, className: String?, message: String)
     /// libhdf5 failed, or the file is not HDF5 (the message is the `HDF5Error` description).
     case hdf5(file: String, message: String)
+    /// A Keras 3 `.keras` archive that cannot be read: not a ZIP file, a missing member
+    /// (`config.json`, `model.weights.h5`), a member over the size limits (ZIP bomb), an
+    /// absolute or `..` member name, an encrypted or damaged member.
+    case invalidArchive(file: String, member: String?, problem: String, hint: String)
     /// Hooks (by their MATCH text) that select no layer of the model: most likely a typo.
     case unmatchedHooks(file: String, matches: [String], layerNames: [String])
 
@@ -91,7 +95,8 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
              let .weightShapeMismatch(f, _, _, _, _, _, _), let .weightLayerCountMismatch(f, _, _),
              let .unknownInputShape(f, _, _), let .danglingInput(f, _, _, _), let .invalidHookResult(f, _, _, _),
              let .missingInputs(f, _, _, _, _), let .invalidTensorReference(f, _, _, _, _),
-             let .invalidGraph(f, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _):
+             let .invalidGraph(f, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _),
+             let .invalidArchive(f, _, _, _):
             return f
         }
     }
@@ -99,6 +104,11 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     /// The full message: file, layer and class, expected vs found, and what to do.
     public var description: String {
         switch self {
+        case let .invalidArchive(file, member, problem, hint):
+            return """
+                \(file): not a readable Keras 3 `.keras` archive\(member.map { " (member '\($0)')" } ?? ""): \(problem).
+                  What to do: \(hint).
+                """
         case let .notKerasFile(file, found):
             return """
                 \(file): not a Keras model file: it has no 'model_config' attribute (full model), no \
@@ -112,8 +122,9 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
             return """
                 \(file): this is a weights-only Keras file (written by `model.save_weights`; layers: \(shown)); \
                 it holds no architecture.
-                  What to do: pass the architecture JSON (`model.to_json()`) with `--config arch.json` \
-                (API: `convert(modelAt:architectureJSON:)`), or re-save the full model with `model.save('model.h5')`.
+                  What to do: pass the architecture JSON (`model.to_json()`, or the config.json of the model's \
+                `.keras` archive) with `--config arch.json` (API: `convert(modelAt:architectureJSON:)`), or re-save \
+                the full model with `model.save('model.keras')` or `model.save('model.h5')`.
                 """
         case let .invalidArchitecture(file, message):
             return """

@@ -56,6 +56,9 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
     /// Why `mlconv keras` would fail on a model whose layers are all supported (a damaged
     /// config or weights), or nil when it converts (or has unsupported layers, listed above).
     public var conversionError: String? = nil
+    /// Whether the file is a Keras 3 `.keras` archive (format "keras-archive"; its weights and
+    /// config.json together are a full model).
+    public var isKerasArchive = false
 
     /// The summary as a JSON-ready dictionary (for `mlconv inspect --json`): "format"
     /// ("keras-hdf5"), "file", "kerasVersion", "backend", "modelClass", "modelName",
@@ -70,7 +73,7 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
         }
         func feature(_ t: Tensor) -> [String: Any] { ["name": t.name, "shape": shape(t.shape), "type": "float32"] }
         var r: [String: Any] = [
-            "format": "keras-hdf5",
+            "format": isKerasArchive ? "keras-archive" : "keras-hdf5",
             "file": file,
             "kerasVersion": kerasVersion,
             "modelClass": modelClass,
@@ -129,21 +132,32 @@ public enum KerasInspector {
     /// Inspects a Keras `.h5` file (and its architecture JSON for weights-only files).
     /// A weights-only file without JSON is summarized from its layer names and weights.
     /// - Throws: `KerasConversionError` (not HDF5, not a Keras file, invalid architecture).
+    /// Keras 3 `.keras` archives are read too (architecture from their config.json).
     public static func inspect(_ url: URL, architectureJSON: URL? = nil) throws -> KerasModelSummary {
-        let file = try openKerasWeightFile(url)
-        var text: String? = nil
+        let opened = try KerasOpenedFile.open(url)
+        var text: String? = opened.archiveConfig
+        var textPath: String? = opened.archiveConfig == nil ? nil : url.path + ":" + KerasArchive.configMember
         if let a = architectureJSON {
             do { text = try String(contentsOf: a, encoding: .utf8) } catch {
                 throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file: \(error.localizedDescription)")
             }
+            textPath = a.path
         }
-        return try inspect(file: file, architectureJSON: text, architecturePath: architectureJSON?.path)
+        var summary = try inspect(file: opened.file, architectureJSON: text, architecturePath: textPath, versionHint: opened.archiveVersion)
+        if opened.archiveConfig != nil {
+            summary.isKerasArchive = true
+            summary.file = url.path
+            if architectureJSON == nil { summary.isWeightsOnly = false }
+        }
+        return summary
     }
 
-    static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?) throws -> KerasModelSummary {
+    static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?,
+                        versionHint: String? = nil) throws -> KerasModelSummary {
         let source: KerasModelSource
         do {
-            source = try KerasModelSource.load(file: file, architectureJSON: architectureJSON, architecturePath: architecturePath)
+            source = try KerasModelSource.load(file: file, architectureJSON: architectureJSON, architecturePath: architecturePath,
+                                               versionHint: versionHint)
         } catch let KerasConversionError.weightsOnlyWithoutArchitecture(_, names) {
             let layout = try KerasModelSource.detectLayout(file) ?? .legacyWeightsOnly
             let store = try KerasWeightStore(file: file, layout: layout)

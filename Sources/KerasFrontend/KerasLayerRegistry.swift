@@ -86,6 +86,18 @@ public enum KerasLayerRegistry {
         ZeroPadding3DConverter(), Cropping3DConverter(), UpSampling3DConverter(), ConvLSTMConverter(),
         // MARK: Keras 1 `Merge` (Layers/LegacyMerge.swift)
         MaskPropagating(LegacyMergeConverter(), .merge),
+        // MARK: normalization, attention and preprocessing layers (issue 14, Layers/LayerNormalization.swift,
+        // DotAttention.swift, MultiHeadAttention.swift, PreprocessingLayers.swift)
+        LayerNormalizationConverter(),
+        GroupNormalizationConverter(),
+        UnitNormalizationConverter(),
+        DotAttentionConverter(),
+        EinsumDenseConverter(),
+        MultiHeadAttentionConverter(),
+        NormalizationPreprocessingConverter(),
+        ResizingConverter(),
+        CenterCropConverter(),
+        KerasIdentityConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

@@ -56,8 +56,19 @@ public struct KerasInboundNode: Hashable, Sendable {
     public var inputs: [KerasTensorRef]
     /// Input shapes with batch (None → nil) when the config records them (Keras 3), else empty.
     public var inputShapes: [[Int?]]
-    /// Makes a call record.
-    public init(inputs: [KerasTensorRef], inputShapes: [[Int?]] = []) { self.inputs = inputs; self.inputShapes = inputShapes }
+    /// Per input: the keyword the call passed it with (`"value"`, `"key"`, `"attention_mask"`),
+    /// nil for a positional argument. Keyword tensors follow the positional ones, by sorted key.
+    public var inputArguments: [String?]
+    /// The call's keyword arguments as written (tensors included, as their references):
+    /// `use_causal_mask`, `return_attention_scores`, `training`, … ([:] when none).
+    public var callArguments: [String: KerasJSON]
+    /// Makes a call record (every input positional unless `inputArguments` says otherwise).
+    public init(inputs: [KerasTensorRef], inputShapes: [[Int?]] = [], inputArguments: [String?]? = nil,
+                callArguments: [String: KerasJSON] = [:]) {
+        self.inputs = inputs; self.inputShapes = inputShapes
+        self.inputArguments = inputArguments ?? Array(repeating: nil, count: inputs.count)
+        self.callArguments = callArguments
+    }
 }
 
 /// One layer of a model config, as written by Keras (`{"class_name", "config", "inbound_nodes", …}`).
@@ -356,26 +367,42 @@ private struct ConfigParser {
         return try nodes.map { node in
             if node["args"] != nil || node["kwargs"] != nil {
                 // Keras 3: {"args": [...], "kwargs": {...}}.
-                var refs: [KerasTensorRef] = [], shapes: [[Int?]] = []
-                func walk(_ v: KerasJSON) {
+                var refs: [KerasTensorRef] = [], shapes: [[Int?]] = [], names: [String?] = []
+                func walk(_ v: KerasJSON, _ argument: String?) {
                     if v["class_name"]?.string == "__keras_tensor__", let h = v["config"]?["keras_history"], let r = ref(h) {
                         refs.append(r)
                         shapes.append(v["config"]?["shape"]?.array?.map(\.int) ?? [])
+                        names.append(argument)
                     } else if let a = v.array {
-                        a.forEach(walk)
+                        a.forEach { walk($0, argument) }
                     } else if let o = v.object, o["class_name"] == nil {
-                        o.keys.sorted().forEach { walk(o[$0]!) }
+                        o.keys.sorted().forEach { walk(o[$0]!, argument) }
                     }
                 }
-                walk(node["args"] ?? .null)
-                walk(node["kwargs"] ?? .null)
-                return KerasInboundNode(inputs: refs, inputShapes: shapes)
+                walk(node["args"] ?? .null, nil)
+                let kwargs = node["kwargs"]?.object ?? [:]
+                for k in kwargs.keys.sorted() { walk(kwargs[k]!, k) }
+                return KerasInboundNode(inputs: refs, inputShapes: shapes, inputArguments: names, callArguments: kwargs)
             }
-            // Keras 1/2: [["name", node, tensor, {kwargs}], …].
+            // Keras 1/2: [["name", node, tensor, {kwargs}], …]; tf.keras puts tensors passed by
+            // keyword (MultiHeadAttention's `value`, `key`) in the kwargs of the first entry.
             guard let entries = node.array else {
                 throw fail("layer '\(layer)': inbound node \(String(node.description.prefix(100))) is neither a Keras 2 list nor a Keras 3 {args, kwargs} object", path)
             }
-            return KerasInboundNode(inputs: entries.compactMap(ref))
+            let positional = entries.compactMap(ref)
+            var kwargs: [String: KerasJSON] = [:]
+            for e in entries { if let a = e.array, a.count > 3, let o = a[3].object { kwargs.merge(o) { first, _ in first } } }
+            var refs = positional, names = [String?](repeating: nil, count: positional.count)
+            for k in kwargs.keys.sorted() {
+                guard let v = kwargs[k] else { continue }
+                // A tensor reference ["layer", node, tensor] or a list of them.
+                let found: [KerasTensorRef]
+                if let r = ref(v), v.array?.dropFirst().allSatisfy({ $0.int != nil }) == true { found = [r] } else {
+                    found = (v.array ?? []).compactMap { e in e.array?.dropFirst().allSatisfy({ $0.int != nil }) == true ? ref(e) : nil }
+                }
+                refs += found; names += found.map { _ in k }
+            }
+            return KerasInboundNode(inputs: refs, inputArguments: names, callArguments: kwargs)
         }
     }
 }

@@ -51,7 +51,10 @@ struct KerasModelSource {
     }
 
     /// Loads from an opened file and optional architecture JSON text.
-    static func load(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?) throws -> KerasModelSource {
+    /// - Parameter versionHint: the Keras version recorded outside the HDF5 file (a `.keras`
+    ///   archive's metadata.json), used when neither the file nor the JSON records one.
+    static func load(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?,
+                     versionHint: String? = nil) throws -> KerasModelSource {
         guard let layout = try detectLayout(file) else {
             throw KerasConversionError.notKerasFile(file: file.path, found: describeRoot(file))
         }
@@ -86,6 +89,7 @@ struct KerasModelSource {
             }
             model = try KerasModelConfig.parse(text: text, file: file.path)
         }
+        if version.isUnknown, let v = versionHint { version = KerasVersion(v) }
         // Files without a version: Keras 3 configs name the input shape `batch_shape`.
         if version.isUnknown, model.allLayers().contains(where: { $0.layer.config["batch_shape"] != nil }) {
             version = KerasVersion("3.0.0")
@@ -94,15 +98,19 @@ struct KerasModelSource {
                                 backend: backend, architecturePath: architecturePath)
     }
 
-    /// Loads a model file (and its architecture JSON sidecar for weights-only files).
+    /// Loads a model file (and its architecture JSON sidecar for weights-only files). A Keras 3
+    /// `.keras` archive brings its own architecture (config.json), which `architectureJSON`
+    /// replaces when given.
     static func load(url: URL, architectureJSON: URL?) throws -> KerasModelSource {
-        let file = try openKerasWeightFile(url)
-        var text: String? = nil
+        let opened = try KerasOpenedFile.open(url)
+        var text: String? = opened.archiveConfig
+        var textPath: String? = opened.archiveConfig == nil ? nil : url.path + ":" + KerasArchive.configMember
         if let a = architectureJSON {
             do { text = try String(contentsOf: a, encoding: .utf8) } catch {
                 throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file: \(error.localizedDescription)")
             }
+            textPath = a.path
         }
-        return try load(file: file, architectureJSON: text, architecturePath: architectureJSON?.path)
+        return try load(file: opened.file, architectureJSON: text, architecturePath: textPath, versionHint: opened.archiveVersion)
     }
 }

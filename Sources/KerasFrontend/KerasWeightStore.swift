@@ -118,7 +118,19 @@ final class KerasWeightStore {
         let vars = group + "/vars"
         let names = try file.childNames(vars).filter { file.isDataset(vars + "/" + $0) }
             .sorted { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }
-        let out = try names.map { KerasStoredWeight(name: "vars/" + $0, path: vars + "/" + $0, shape: try file.datasetShape(vars + "/" + $0)) }
+        var out = try names.map { KerasStoredWeight(name: "vars/" + $0, path: vars + "/" + $0, shape: try file.datasetShape(vars + "/" + $0)) }
+        if out.isEmpty {
+            // A layer made of sub-layers (MultiHeadAttention's query_dense, key_dense, …): their
+            // variables, named "<sub-layer name>/vars/<i>" after each `vars` group's name.
+            for child in try file.childNames(group) where child != "vars" && child != "layers" {
+                let sub = group + "/" + child, subVars = sub + "/vars"
+                guard file.isGroup(subVars) else { continue }
+                let label = try file.stringAttribute("name", of: subVars) ?? child
+                let idx = try file.childNames(subVars).filter { file.isDataset(subVars + "/" + $0) }
+                    .sorted { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }
+                out += try idx.map { KerasStoredWeight(name: label + "/vars/" + $0, path: subVars + "/" + $0, shape: try file.datasetShape(subVars + "/" + $0)) }
+            }
+        }
         entriesCache[group] = out
         return out
     }

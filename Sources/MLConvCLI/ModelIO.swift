@@ -26,6 +26,7 @@ enum ModelFileKind {
         defer { try? h.close() }
         let head = [UInt8](h.readData(ofLength: 8))
         if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return .keras }  // ZIP: a Keras 3 .keras archive
         if head == Array("MLBUNDLE".utf8) { return .bundle }
         // Named as one format but not holding it: that format's reader says what the file looks like.
         switch url.pathExtension.lowercased() {

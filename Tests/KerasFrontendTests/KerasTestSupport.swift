@@ -66,6 +66,11 @@ struct KerasFixture: Decodable {
     var outputs: [IO]
     var layers: [String]?
     var issue: Int?
+    /// Keras 3 fixtures of issue 14: the same model as a native `.keras` archive, and as
+    /// `model.weights.h5` + `model.json` (save_weights + to_json).
+    var archive: String?
+    var weights_h5: String?
+    var weights_config: String?
 
     /// The fixtures listed in `dir/manifest.json`, or an XCTSkip when it is missing.
     static func load(_ dir: URL) throws -> [KerasFixture] {
