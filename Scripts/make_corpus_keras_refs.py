@@ -74,6 +74,8 @@ FILES = [
 INPUT_RANGES = {
     "ncondo_carnd_behavioral_cloning": (0.0, 255.0),   # RGB pixels; its Lambda maps them to [-1, 1]
     "teachablemachine_0N1cky1_keras_model": (-1.0, 1.0),  # MobileNet input range
+    # standard normal inputs give 0 after its final ReLU (a check that cannot fail); this range does not
+    "dl4j_keras211_attention_functional": (-1.0, 1.0),
 }
 
 # Lambda functions of Keras 1 files, keyed by (file stem, layer name): Python source equal to the

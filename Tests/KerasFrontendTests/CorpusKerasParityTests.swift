@@ -18,7 +18,6 @@ final class CorpusKerasParityTests: XCTestCase {
     /// only reports their state; the integrator moves each to `converted` when its branch lands.
     static let pending: [String: String] = [
         "ncondo_carnd_behavioral_cloning": "Lambda normalize(image) = image / 127.5 − 1: automatic Lambda lowering (klambda); everything else converts — see Keras1ConversionTests.testNcondoWithItsLambdaLowered",
-        "dl4j_keras211_attention_functional": "Attention layer (kconv: layers real models use)",
         "dl4j_tfkeras_tensorflowoplayer_transpose": "TensorFlowOpLayer (kconv: TFOpLambda / TensorFlowOpLayer)",
         "dl4j_functional_lambda": "Lambda layers (klambda); no reference yet: the marshalled bytecode is from another CPython, tf_keras cannot load it",
         "dl4j_deepfm_multi_input_lambda": "Lambda layers (klambda); no reference yet: the marshalled bytecode is from another CPython, tf_keras cannot load it",
@@ -29,7 +28,7 @@ final class CorpusKerasParityTests: XCTestCase {
         "countnet_F-CRNN_keras1", "dl4j_bidirectional_lstm_keras1_theano", "dl4j_simple_lstm_keras1_theano_model",
         "dl4j_keras2_theano_dense_reshape_bn_conv2d", "baiguo_gru_multi_io_weights_only", "atveit_keras2ios_weights",
         "r4ghu_mnistCNN", "teachablemachine_0N1cky1_keras_model", "juanolarte_keras3_lstm", "shreyansh_keras3_mnist_sequential",
-        "ekgapp_unet_ecg", "dl4j_tfkeras_bidirectional_convlstm2d",
+        "ekgapp_unet_ecg", "dl4j_tfkeras_bidirectional_convlstm2d", "dl4j_keras211_attention_functional",
     ]
 
     struct Case: Decodable {
