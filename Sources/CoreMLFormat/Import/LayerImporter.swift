@@ -94,12 +94,14 @@ final class LayerImporter {
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
             return RecurrentImport.unsupportedReason(l)  // RecurrentImport.swift
         case let .simple(k):
-            if k == .copy || k == .tanh { break }
+            if k == .copy || k == .tanh || Self.isMathLayer(l) { break }  // nnmath: Layers/MathImport.swift
             return Self.rankNReason
         case .clip, .clampedReLU: break
         case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(l): break
         default:
             return Self.rankNReason
         }
@@ -300,6 +302,9 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             let act: Activation = mode == .sigmoidApproximation ? .geluSigmoid : .gelu(approximate: mode == .tanhApproximation)
             return [try b.emit(name, .activation(act), ins, output: out)]
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(layer.layer):
+            return try convertMath(layer, ins)
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }
