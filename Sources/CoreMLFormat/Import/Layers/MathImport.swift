@@ -103,11 +103,21 @@ extension LayerImporter {
     /// Axis `axis` of Core ML's exact shape of `x` (negative counts from the end), in 0..<rank.
     /// - Throws: `LayerImportFailure` naming the axis and the rank when it is out of range.
     func ndAxis(_ axis: Int64, of x: String) throws -> Int {
+        try requireExact()
         let rank = b.shape(x).count
         guard let a = Int(exactly: axis), a >= -rank, a < rank else {
             throw LayerImportFailure("has axis \(axis), out of range for its rank-\(rank) input (expected \(-rank)…\(rank - 1))")
         }
         return a < 0 ? a + rank : a
+    }
+
+    /// Axis-based rank-N layers need Core ML's exact shapes; in a RANK5_ARRAY_MAPPING network
+    /// the IR tensors are the NHWC conversion of rank-5 blobs, whose axes are not the layer's.
+    func requireExact() throws {
+        guard b.exact else {
+            throw LayerImportFailure("is an axis-based rank-N layer in a network with RANK5_ARRAY_MAPPING inputs; mlconv imports such layers "
+                + "only in EXACT_ARRAY_MAPPING networks (specificationVersion ≥ 4, as coremltools ≥ 3 writes them)")
+        }
     }
 
     // MARK: Comparison and logical layers
@@ -148,6 +158,7 @@ extension LayerImporter {
     /// (every axis with `reduceAll`); reduced axes are kept with size 1 (`keepDims`) or removed.
     /// Core ML has no rank-0 tensors: removing every axis gives shape [1]. LogSum is log(Σx).
     private func reduceND(_ op: Spec.ReduceNDOperation, _ p: Spec.ReduceNDLayerParams, _ x: String, name: String, out: String) throws -> String {
+        try requireExact()
         let rank = b.shape(x).count
         let axes: [Int]
         if p.reduceAll {
@@ -189,6 +200,7 @@ extension LayerImporter {
     /// input's trailing dimensions: gamma·(x − mean)/√(var + eps) + beta, population variance;
     /// gamma and beta have shape `normalizedShape`.
     private func layerNormalization(_ p: Spec.LayerNormalizationLayerParams, _ x: String, name: String, out: String) throws -> String {
+        try requireExact()
         let s = b.shape(x)
         let n = try Checked.ints(p.normalizedShape, "normalizedShape", in: 1...Node.maxCountAttribute)
         guard !n.isEmpty, n.count <= s.count else {

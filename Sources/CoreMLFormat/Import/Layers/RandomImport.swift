@@ -81,6 +81,7 @@ extension LayerImporter {
     /// means the proto's default 1.
     private func categorical(_ q: Spec.CategoricalDistributionLayerParams, _ ins: [String], name: String, out: String) throws -> String {
         guard ins.count == 1 else { throw LayerImportFailure("expects 1 input (logits or probabilities), found \(ins.count)") }
+        try requireExact()
         let x = ins[0], s = b.shape(x)
         let samples = try Checked.int(q.numSamples, "numSamples", in: 1...Node.maxCountAttribute)
         let t = q.temperature == 0 ? 1 : q.temperature
