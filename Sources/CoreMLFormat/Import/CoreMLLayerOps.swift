@@ -8,7 +8,7 @@ import MLGraph
 public enum CoreMLLayerOps {
     public static let table: [String: Set<OpKind>] = [
         "activation": [.activation, .batchNorm, .prelu],
-        "add": [.elementwise, .reshape],
+        "add": [.activation, .elementwise, .reshape],
         "average": [.elementwise],
         "batchnorm": [.batchNorm, .instanceNorm],
         "biDirectionalLSTM": [.constant, .recurrent, .reshape],
@@ -28,7 +28,7 @@ public enum CoreMLLayerOps {
         "lrn": [.localResponseNorm],
         "max": [.elementwise],
         "min": [.elementwise],
-        "multiply": [.elementwise, .reshape],
+        "multiply": [.activation, .elementwise, .reshape],
         "mvn": [.elementwise, .globalPool2d, .layerNorm],
         "padding": [.pad],
         "permute": [.identity, .reshape, .transpose],

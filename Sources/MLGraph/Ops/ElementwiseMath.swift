@@ -28,15 +28,6 @@ public enum UnaryFunction: String, Codable, Hashable, Sendable, CaseIterable {
     /// ln(x' + epsilon) (MIL `log`, default epsilon 1e-45; Core ML LOG has no epsilon: 0).
     case log
     case sin, cos, tan
-    /// Inverse trigonometric functions (C `asinf`, `acosf`, `atanf`; NaN outside [−1, 1] for asin
-    /// and acos). MIL `asin`, `acos`, `atan`; Core ML `asin`, `acos`, `atan` (NeuralNetwork v2).
-    case asin, acos, atan
-    /// Hyperbolic functions (C `sinhf`, `coshf`, `tanhf`). MIL `sinh`, `cosh`, `tanh`; Core ML
-    /// `sinh`, `cosh`, `tanh` (NeuralNetwork v2).
-    case sinh, cosh, tanh
-    /// Inverse hyperbolic functions (C `asinhf`, `acoshf` — NaN below 1 —, `atanhf` — ±inf at
-    /// ±1, NaN beyond). MIL `atanh`; Core ML `asinh`, `acosh`, `atanh` (NeuralNetwork v2).
-    case asinh, acosh, atanh
     /// The error function.
     case erf
     case floor, ceil
@@ -50,6 +41,15 @@ public enum UnaryFunction: String, Codable, Hashable, Sendable, CaseIterable {
     case threshold
     /// x'^alpha (Core ML POWER; C `powf`, as `np.power` on float32).
     case power
+    /// Inverse trigonometric functions (C `asinf`, `acosf`, `atanf`; NaN outside [−1, 1] for asin
+    /// and acos). MIL `asin`, `acos`, `atan`; Core ML `asin`, `acos`, `atan` (NeuralNetwork v2).
+    case asin, acos, atan
+    /// Hyperbolic functions (C `sinhf`, `coshf`, `tanhf`). MIL `sinh`, `cosh`, `tanh`; Core ML
+    /// `sinh`, `cosh`, `tanh` (NeuralNetwork v2).
+    case sinh, cosh, tanh
+    /// Inverse hyperbolic functions (C `asinhf`, `acoshf` — NaN below 1 —, `atanhf` — ±inf at
+    /// ±1, NaN beyond). MIL `atanh`; Core ML `asinh`, `acosh`, `atanh` (NeuralNetwork v2).
+    case asinh, acosh, atanh
 
     /// MIL's default epsilon for the functions that take one (0 for the others).
     public var milDefaultEpsilon: Float {
