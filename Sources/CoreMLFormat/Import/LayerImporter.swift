@@ -27,7 +27,7 @@ final class LayerImporter {
             b.problems.append(.init(layer: layer.name, type: type, reason: reason))
             for o in layer.output { b.poisoned.insert(o) }
         }
-        if let reason = Self.staticUnsupportedReason(layer.layer) {
+        if let reason = Self.staticUnsupportedReason(layer.layer), !(b.exact && Self.exactImports(layer.layer)) {
             fail(reason)
             return
         }
@@ -39,9 +39,9 @@ final class LayerImporter {
         do {
             let ins = try layer.input.map { try b.blob($0) }
             let first = b.nodes.count  // the nodes this layer adds: b.nodes[first...]
-            let outs = try convert(layer, ins, index: index)
+            let outs = b.exact ? try convertExact(layer, ins, index: index) : try convert(layer, ins, index: index)
             #if DEBUG  // test builds: the table `mlconv ops` lists stays true
-            let allowed = CoreMLLayerOps.table[layer.layer.typeName] ?? []
+            let allowed = (CoreMLLayerOps.table[layer.layer.typeName] ?? []).union(b.exact ? CoreMLLayerOps.exactLayoutOps : [])
             if let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
                 throw LayerImportFailure("internal error: importing it produced a '\(stray.op.kind.rawValue)' node, which CoreMLLayerOps does not list for \(layer.layer.typeName); please report it")
             }
@@ -94,12 +94,14 @@ final class LayerImporter {
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
             return RecurrentImport.unsupportedReason(l)  // RecurrentImport.swift
         case let .simple(k):
-            if k == .copy || k == .tanh { break }
+            if k == .copy || k == .tanh || Self.isMathLayer(l) { break }  // nnmath: Layers/MathImport.swift
             return Self.rankNReason
         case .clip, .clampedReLU: break
         case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(l): break
         default:
             return Self.rankNReason
         }
@@ -300,6 +302,9 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             let act: Activation = mode == .sigmoidApproximation ? .geluSigmoid : .gelu(approximate: mode == .tanhApproximation)
             return [try b.emit(name, .activation(act), ins, output: out)]
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(layer.layer):
+            return try convertMath(layer, ins)
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }
