@@ -618,13 +618,39 @@ def run_fixture(c, fx, name, flavor):
         "issue": fx.issue,
         "notes": notes,
     }
-    if spec.get("after_save"):
-        entry.update(spec["after_save"](c, model, d, name, flavor, inputs, outputs))
+    after_save = spec.get("after_save") or (save_keras3_forms if fx.issue == 14 else None)
+    if after_save:
+        entry.update(after_save(c, model, d, name, flavor, inputs, outputs))
     stats = "; ".join(
         f"{n} {list(y.shape)} mean {y.mean():.3g} std {y.std():.3g} [{y.min():.3g}, {y.max():.3g}]"
         for n, y in zip(out_names, outputs))
     print(f"  {name:36s} {human(dir_size(d)):>9s}  {stats}", flush=True)
     return entry
+
+
+def save_keras3_forms(c, model, d, name, flavor, inputs, outputs):
+    """Keras 3 (issue 14 fixtures): also model.keras and model.weights.h5 + model.json, each
+    reloaded with Keras and checked against the outputs; their paths go into the manifest."""
+    if flavor != "keras3":
+        return {}
+    np, K = c.np, c.K
+    archive, weights, config = d / "model.keras", d / "model.weights.h5", d / "model.json"
+    model.save(str(archive))
+    model.save_weights(str(weights))
+    config.write_text(model.to_json())
+    again = [K.models.load_model(str(archive), compile=False, safe_mode=False)]
+    m = K.models.model_from_json(config.read_text())
+    m.load_weights(str(weights))
+    again.append(m)
+    for reloaded in again:
+        got = reloaded.predict(inputs, verbose=0)
+        got = got if isinstance(got, (list, tuple)) else [got]
+        for i, (a, b) in enumerate(zip(outputs, got)):
+            if float(np.max(np.abs(a - b))) > 1e-6 * max(1.0, float(np.max(np.abs(a)))):
+                raise RuntimeError(f"{name}: reloaded .keras / weights output {i} differs")
+    return {"archive": f"{name}/{archive.name}", "weights_h5": f"{name}/{weights.name}",
+            "weights_config": f"{name}/{config.name}"}
+
 
 
 def worker(args):

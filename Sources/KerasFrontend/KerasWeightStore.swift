@@ -120,16 +120,26 @@ final class KerasWeightStore {
             .sorted { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }
         var out = try names.map { KerasStoredWeight(name: "vars/" + $0, path: vars + "/" + $0, shape: try file.datasetShape(vars + "/" + $0)) }
         if out.isEmpty {
-            // A layer made of sub-layers (MultiHeadAttention's query_dense, key_dense, …): their
-            // variables, named "<sub-layer name>/vars/<i>" after each `vars` group's name.
-            for child in try file.childNames(group) where child != "vars" && child != "layers" {
-                let sub = group + "/" + child, subVars = sub + "/vars"
-                guard file.isGroup(subVars) else { continue }
-                let label = try file.stringAttribute("name", of: subVars) ?? child
-                let idx = try file.childNames(subVars).filter { file.isDataset(subVars + "/" + $0) }
-                    .sorted { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }
-                out += try idx.map { KerasStoredWeight(name: label + "/vars/" + $0, path: subVars + "/" + $0, shape: try file.datasetShape(subVars + "/" + $0)) }
+            // A layer made of sub-layers (MultiHeadAttention's query_dense, key_dense, …;
+            // Bidirectional's forward_layer/cell, backward_layer/cell): their variables, named
+            // "<sub-layer name>/…/vars/<i>" after the `vars` groups' names along the path.
+            // Depth-bounded: the file is untrusted.
+            func walk(_ g: String, label: String, depth: Int) throws {
+                guard depth < 8 else { return }
+                for child in try file.childNames(g) where child != "vars" && child != "layers" {
+                    let sub = g + "/" + child, subVars = sub + "/vars"
+                    guard file.isGroup(sub) else { continue }
+                    let name = (file.isGroup(subVars) ? try file.stringAttribute("name", of: subVars) : nil) ?? child
+                    let path = label.isEmpty ? name : label + "/" + name
+                    if file.isGroup(subVars) {
+                        let idx = try file.childNames(subVars).filter { file.isDataset(subVars + "/" + $0) }
+                            .sorted { (Int($0) ?? Int.max, $0) < (Int($1) ?? Int.max, $1) }
+                        out += try idx.map { KerasStoredWeight(name: path + "/vars/" + $0, path: subVars + "/" + $0, shape: try file.datasetShape(subVars + "/" + $0)) }
+                    }
+                    try walk(sub, label: path, depth: depth + 1)
+                }
             }
+            try walk(group, label: "", depth: 0)
         }
         entriesCache[group] = out
         return out
