@@ -427,11 +427,18 @@ final class KerasConversionSession {
         }
         var result: [Node]? = nil
         var fromHook = false
+        var autoLambdaFailure: String? = nil
         do {
             for h in hooks {
                 if let r = try h.convert(ctx) { result = r; fromHook = true; break }
             }
             if result == nil, let converter { result = try converter.convert(ctx) }
+            if result == nil, converter == nil, options.autoLowerLambdas, layer.className == "Lambda" {
+                switch KerasLambdaLowering.lower(ctx) {  // checked against Keras' recorded shapes like a hook
+                case let .success(nodes): result = nodes; fromHook = true
+                case let .failure(why): autoLambdaFailure = why.reason
+                }
+            }
         } catch let e as KerasConversionError {
             if case let .unsupportedConfiguration(_, _, _, message, _) = e {
                 recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes, detail: message, error: e)
@@ -445,7 +452,8 @@ final class KerasConversionSession {
             return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
         }
         guard let produced = result else {
-            let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+            let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes,
+                                      detail: autoLambdaFailure.map { Self.detail(layer, kerasVersion: source.version.string) + "; not lowered automatically: " + $0 })
             if outputNames.count == 1 { provisionalOutput(i, outputNames[0], outputShapes: outputShapes) } else { outputNames.forEach { poisoned.insert($0) } }
             return outputNames
         }

@@ -56,6 +56,20 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
     /// Why `mlconv keras` would fail on a model whose layers are all supported (a damaged
     /// config or weights), or nil when it converts (or has unsupported layers, listed above).
     public var conversionError: String? = nil
+    /// The Lambda layers and the Python expression recovered from each one's bytecode.
+    public var lambdas: [LambdaLayer] = []
+
+    /// A Lambda layer as `inspect` shows it.
+    public struct LambdaLayer: Hashable, Sendable {
+        /// The layer's name ("outer/inner" when nested).
+        public var name: String
+        /// The recovered function ("lambda x: (x + 1) * 127.5"), nil when not recovered.
+        public var expression: String?
+        /// Why the expression was not recovered, or why it is not lowered automatically.
+        public var note: String?
+        /// Whether the conversion lowers it automatically (before shapes are checked).
+        public var autoLowered: Bool
+    }
 
     /// The summary as a JSON-ready dictionary (for `mlconv inspect --json`): "format"
     /// ("keras-hdf5"), "file", "kerasVersion", "backend", "modelClass", "modelName",
@@ -89,6 +103,14 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             },
             "unsupportedLayers": unsupportedLayers.map { ["name": $0.name, "className": $0.className, "detail": $0.detail] },
         ]
+        if !lambdas.isEmpty {
+            r["lambdas"] = lambdas.map { l -> [String: Any] in
+                var d: [String: Any] = ["name": l.name, "autoLowered": l.autoLowered]
+                if let e = l.expression { d["expression"] = e }
+                if let n = l.note { d["note"] = n }
+                return d
+            }
+        }
         if let backend { r["backend"] = backend }
         if let conversionError { r["conversionError"] = conversionError }
         return r
@@ -119,6 +141,13 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             lines.append("  unsupported layers (\(unsupportedLayers.count)): need a hook (--custom-layer / --lower):")
             for u in unsupportedLayers { lines.append("    - \(u)") }
         }
+        if !lambdas.isEmpty {
+            lines.append("  Lambda layers (\(lambdas.count)):")
+            for l in lambdas {
+                lines.append("    \(l.name): " + (l.expression ?? "expression not recovered")
+                             + (l.autoLowered ? "  [lowered to IR]" : "") + (l.note.map { "  (\($0))" } ?? ""))
+            }
+        }
         if let conversionError { lines.append("  does not convert: \(conversionError)") }
         return lines.joined(separator: "\n")
     }
@@ -129,7 +158,8 @@ public enum KerasInspector {
     /// Inspects a Keras `.h5` file (and its architecture JSON for weights-only files).
     /// A weights-only file without JSON is summarized from its layer names and weights.
     /// - Throws: `KerasConversionError` (not HDF5, not a Keras file, invalid architecture).
-    public static func inspect(_ url: URL, architectureJSON: URL? = nil) throws -> KerasModelSummary {
+    /// - Parameter options: the conversion options the report assumes (`autoLowerLambdas`).
+    public static func inspect(_ url: URL, architectureJSON: URL? = nil, options: KerasConversionOptions = .init()) throws -> KerasModelSummary {
         let file = try openKerasWeightFile(url)
         var text: String? = nil
         if let a = architectureJSON {
@@ -137,10 +167,11 @@ public enum KerasInspector {
                 throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file: \(error.localizedDescription)")
             }
         }
-        return try inspect(file: file, architectureJSON: text, architecturePath: architectureJSON?.path)
+        return try inspect(file: file, architectureJSON: text, architecturePath: architectureJSON?.path, options: options)
     }
 
-    static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?) throws -> KerasModelSummary {
+    static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?,
+                        options: KerasConversionOptions = .init()) throws -> KerasModelSummary {
         let source: KerasModelSource
         do {
             source = try KerasModelSource.load(file: file, architectureJSON: architectureJSON, architecturePath: architecturePath)
@@ -158,15 +189,27 @@ public enum KerasInspector {
         }
         let store = try KerasWeightStore(file: file, layout: source.layout)
         let model = source.model
-        let session = try KerasConversionSession(source: source, options: .init())
+        let session = try KerasConversionSession(source: source, options: KerasConversionOptions(autoLowerLambdas: options.autoLowerLambdas))
         try? store.bind(model: model, weightedLayers: model.layers.filter(session.hasWeights).map { ($0.name, $0.className) })
 
         var layers: [KerasModelSummary.Layer] = []
         var counts: [String: Int] = [:]
         var unsupported: [KerasUnsupportedLayer] = []
+        var lambdas: [KerasModelSummary.LambdaLayer] = []
         for (scope, l) in model.allLayers() {
             counts[l.className, default: 0] += 1
-            let supported = l.nestedModel != nil || KerasLayerRegistry.converter(for: l.className) != nil
+            var supported = l.nestedModel != nil || KerasLayerRegistry.converter(for: l.className) != nil
+            if l.className == "Lambda" {
+                let qualified = (scope + [l.name]).joined(separator: "/")
+                do {
+                    let e = try KerasLambdaExpression(layer: l, kerasVersion: source.version.string)
+                    supported = options.autoLowerLambdas
+                    lambdas.append(.init(name: qualified, expression: e.text, note: options.autoLowerLambdas ? nil : "--no-auto-lambda",
+                                         autoLowered: options.autoLowerLambdas))
+                } catch {
+                    lambdas.append(.init(name: qualified, expression: nil, note: error.reason, autoLowered: false))
+                }
+            }
             var params: Int? = nil
             if scope.isEmpty, let g = store.group(ofTopLevelLayer: l.name) {
                 params = try? (source.layout == .keras3WeightsOnly ? store.keras3Entries(group: g) : store.legacyEntries(group: g))
@@ -199,6 +242,7 @@ public enum KerasInspector {
             classCounts: counts, parameterCount: (try? store.parameterCount()) ?? 0, inputs: inputs, outputs: outputs,
             unsupportedLayers: unsupported)
         summary.conversionError = conversionError
+        summary.lambdas = lambdas
         return summary
     }
 }
