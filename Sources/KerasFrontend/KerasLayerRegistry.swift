@@ -81,6 +81,9 @@ public enum KerasLayerRegistry {
         Conv3DConverter(),
         Pooling3DConverter(),
         GlobalPooling3DConverter(),
+        // MARK: TensorFlow ops tf.keras wrapped as layers (Layers/TFOpLayers.swift)
+        TFOpLambdaConverter(),
+        TensorFlowOpLayerConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

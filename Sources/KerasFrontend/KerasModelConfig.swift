@@ -56,6 +56,10 @@ public struct KerasInboundNode: Hashable, Sendable {
     public var inputs: [KerasTensorRef]
     /// Input shapes with batch (None → nil) when the config records them (Keras 3), else empty.
     public var inputShapes: [[Int?]]
+    /// The call's record as the config writes it (Keras 1/2: the list of `[layer, node, tensor,
+    /// kwargs]` entries; Keras 3: `{"args", "kwargs"}`), for converters that read call arguments
+    /// (TFOpLambda, Keras 3 operations); nil for synthesized calls.
+    public var call: KerasJSON? = nil
     /// Makes a call record.
     public init(inputs: [KerasTensorRef], inputShapes: [[Int?]] = []) { self.inputs = inputs; self.inputShapes = inputShapes }
 }
@@ -257,7 +261,7 @@ private struct ConfigParser {
         var layers: [KerasLayerConfig] = []
         for e in entries {
             var l = try layerEntry(e, path: path)
-            l.inboundNodes = try inboundNodes(e["inbound_nodes"], layer: l.name, path: path)
+            l.inboundNodes = try inboundNodes(e["inbound_nodes"], layer: l.name, className: l.className, path: path)
             layers.append(l)
         }
         let inputs = try tensorList(config["input_layers"], what: "input_layers", path: path)
@@ -349,7 +353,7 @@ private struct ConfigParser {
         return KerasTensorRef(layer: n, node: a.count > 1 ? a[1].int ?? 0 : 0, tensor: a.count > 2 ? a[2].int ?? 0 : 0)
     }
 
-    func inboundNodes(_ json: KerasJSON?, layer: String, path: [String]) throws -> [KerasInboundNode] {
+    func inboundNodes(_ json: KerasJSON?, layer: String, className: String = "", path: [String]) throws -> [KerasInboundNode] {
         guard let json, let nodes = json.array else { return [] }
         return try nodes.map { node in
             if node["args"] != nil || node["kwargs"] != nil {
@@ -367,13 +371,23 @@ private struct ConfigParser {
                 }
                 walk(node["args"] ?? .null)
                 walk(node["kwargs"] ?? .null)
-                return KerasInboundNode(inputs: refs, inputShapes: shapes)
+                var n = KerasInboundNode(inputs: refs, inputShapes: shapes)
+                n.call = node
+                return n
             }
             // Keras 1/2: [["name", node, tensor, {kwargs}], …].
-            guard let entries = node.array else {
+            guard var entries = node.array else {
                 throw fail("layer '\(layer)': inbound node \(String(node.description.prefix(100))) is neither a Keras 2 list nor a Keras 3 {args, kwargs} object", path)
             }
-            return KerasInboundNode(inputs: entries.compactMap(ref))
+            // TFOpLambda's node is the structure of its first argument: one entry when it is a tensor.
+            if entries.first?.string != nil { entries = [node] }
+            // tf.keras writes constant positional arguments as ["_CONSTANT_VALUE", -1, value, kwargs].
+            var n = KerasInboundNode(inputs: entries.compactMap(ref).filter { $0.layer != KerasInboundNode.constantValueMarker })
+            if KerasInboundNode.tensorKwargClasses.contains(className), let kwargs = entries.last?.array?.dropFirst(3).first {
+                n.inputs += KerasInboundNode.keras2KwargTensors(kwargs)  // tf.math.multiply(x, y=<tensor>)
+            }
+            n.call = node
+            return n
         }
     }
 }

@@ -30,7 +30,7 @@ enum PythonFunctionKind: Hashable {
     case softmax, logSoftmax
     case clip(keras2: Bool)
     case binary(BinaryFunction)
-    case concat, stack, expandDims, squeeze, reshape, transpose, l2Normalize, tile, batchFlatten, matmul
+    case concat, stack, expandDims, squeeze, reshape, transpose, l2Normalize, tile, batchFlatten, matmul, pad
     case epsilon
 }
 
@@ -145,9 +145,11 @@ enum PythonFunctionTable {
                 case "squeeze": spec = .init(parameters: ["input", "axis", "name"], defaults: ["axis": .none], aliases: ["squeeze_dims": "axis"], kind: .squeeze)
                 case "reshape": spec = .init(parameters: ["tensor", "shape", "name"], kind: .reshape)
                 case "transpose": spec = .init(parameters: ["a", "perm", "name", "conjugate"], defaults: ["perm": .none, "conjugate": .bool(false)], kind: .transpose)
-                case "l2_normalize": spec = .init(parameters: ["x", "axis", "epsilon", "name", "dim"], defaults: ["axis": .none, "epsilon": .float(1e-12)], kind: .l2Normalize)
+                case "l2_normalize": spec = .init(parameters: ["x", "axis", "epsilon", "name", "dim"], defaults: ["axis": .none, "epsilon": .float(1e-12), "dim": .none], kind: .l2Normalize)
                 case "tile": spec = .init(parameters: ["input", "multiples", "name"], kind: .tile)
                 case "matmul": spec = .init(parameters: ["a", "b"], kind: .matmul)
+                case "pad": spec = .init(parameters: ["tensor", "paddings", "mode", "constant_values", "name"],
+                                         defaults: ["mode": .string("CONSTANT"), "constant_values": .int(0)], kind: .pad)
                 default: spec = nil
                 }
             }
@@ -187,6 +189,8 @@ enum PythonFunctionTable {
             case "transpose": return .init(parameters: ["x", "axes"], defaults: ["axes": .none], kind: .transpose)
             case "tile": return .init(parameters: ["x", "repeats"], kind: .tile)
             case "matmul": return .init(parameters: ["x1", "x2"], kind: .matmul)
+            case "pad": return .init(parameters: ["x", "pad_width", "mode", "constant_values"],
+                                     defaults: ["mode": .string("constant"), "constant_values": .none], kind: .pad)
             default: return nil
             }
         }
@@ -323,7 +327,7 @@ extension PythonLowering {
         case .l2Normalize:
             let t = try x(first)
             let r = shape(t).count
-            let axisKey = b.values["dim"].map { _ in "dim" } ?? "axis"
+            let axisKey = b.isNone("dim") ? "axis" : "dim"
             guard let axes = try b.ints(axisKey) else { throw b.fail("axis=None normalises over the batch axis too") }
             var resolved: [Int] = []
             for a in axes { resolved.append(try axis(a, rank: r, b)) }
@@ -340,6 +344,26 @@ extension PythonLowering {
             guard reps[0] == 1 else { throw b.fail("'\(p)' repeats the batch axis") }
             guard reps.allSatisfy({ $0 >= 1 }) else { throw b.fail("'\(p)' has an entry below 1") }
             return try emit(.tile(reps: reps), [t])
+        case .pad:
+            let t = try x(first)
+            let r = shape(t).count
+            let p = b.values["paddings"] != nil ? "paddings" : "pad_width"
+            guard case let .constant(c)? = b.value(p), let (flat, dims) = PythonLowering.numericArray(c), dims == [r, 2],
+                  flat.allSatisfy({ $0 >= 0 && $0 == $0.rounded() && $0 < 1e6 }) else {
+                throw b.fail("'\(p)' must be \(r) constant [before, after] pairs")
+            }
+            let pads = (0..<r).map { [Int(flat[2 * $0]), Int(flat[2 * $0 + 1])] }
+            guard pads[0] == [0, 0] else { throw b.fail("pads the batch axis") }
+            guard case let .string(modeText)? = b.constant("mode") else { throw b.fail("'mode' must be a string") }
+            let mode: PadMode
+            switch modeText.lowercased() {
+            case "constant": mode = .constant
+            case "reflect": mode = .reflect
+            case "edge": mode = .edge
+            default: throw b.fail("mode '\(modeText)' has no IR padding (constant, reflect and edge do)")
+            }
+            let value = b.isNone("constant_values") ? 0 : try b.number("constant_values")
+            return try emit(.pad(PadAttributes(mode: mode, pads: pads, value: Float(value))), [t])
         case .batchFlatten:
             return try emit(.reshapeND(shape: [1, -1]), [try x(first)])
         case .matmul:

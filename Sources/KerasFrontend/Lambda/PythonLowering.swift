@@ -533,6 +533,7 @@ struct PythonCallArguments {
         }
     }
     func tensors(_ p: String) throws(PythonLoweringFailure) -> [String] {
+        if case let .tensor(t)? = values[p] { return [t] }  // a recorded one-item list
         guard case let .sequence(items, _)? = values[p] else { throw fail("'\(p)' must be a list of tensors") }
         var out: [String] = []
         for i in items {
