@@ -123,6 +123,25 @@ REGISTRY = [
     Fx("volumetric_3d", "build_volumetric_3d", issue=9),
 ]
 
+# Fixture groups in Scripts/keras_fixtures/<group>.py (issue 14): each module defines FIXTURES
+# (a list of Fx keyword dicts) and its build_* functions, which get the same Ctx as the builders
+# here. A builder's spec may add "randomize" (replaces randomize_weights) and "after_save"
+# (called as after_save(c, model, dir, name, flavor, inputs, outputs) → extra manifest fields).
+BUILDERS = {}
+
+
+def _load_fixture_groups():
+    import importlib.util
+    for path in sorted((Path(__file__).resolve().parent / "keras_fixtures").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"keras_fixtures_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        REGISTRY.extend(Fx(**f) for f in mod.FIXTURES)
+        BUILDERS.update({n: getattr(mod, n) for n in dir(mod) if n.startswith("build_")})
+
+
+_load_fixture_groups()
+
 
 def all_fixture_names():
     out = []
@@ -528,11 +547,11 @@ def run_fixture(c, fx, name, flavor):
     np = c.np
     seed = seed_of(fx.base)
     c.reset(seed)
-    spec = globals()[fx.builder](c)
+    spec = (BUILDERS.get(fx.builder) or globals()[fx.builder])(c)
     model = spec["model"]
     w_rng = np.random.default_rng([seed, 1])
     x_rng = np.random.default_rng([seed, 2])
-    randomize_weights(c, model, w_rng, spec.get("kernel_gain", 1.0), spec.get("layer_gain"))
+    (spec.get("randomize") or randomize_weights)(c, model, w_rng, spec.get("kernel_gain", 1.0), spec.get("layer_gain"))
 
     in_shapes = [tuple(int(d) if d is not None else 1 for d in t.shape) for t in model.inputs]
     dists = spec["inputs"]
@@ -596,6 +615,8 @@ def run_fixture(c, fx, name, flavor):
         "issue": fx.issue,
         "notes": notes,
     }
+    if spec.get("after_save"):
+        entry.update(spec["after_save"](c, model, d, name, flavor, inputs, outputs))
     stats = "; ".join(
         f"{n} {list(y.shape)} mean {y.mean():.3g} std {y.std():.3g} [{y.min():.3g}, {y.max():.3g}]"
         for n, y in zip(out_names, outputs))

@@ -26,10 +26,13 @@ public struct KerasLambdaExpression: Sendable {
     /// The function's name (`<lambda>` for a lambda).
     public var functionName: String
 
-    /// "lambda x: (x + 1) * 127.5", with the known values of the other parameters and closure
-    /// variables appended ("; keepdims=True").
+    /// "lambda x: (x + 1) * 127.5" (or "def rescale_output(x): return (x + 1) * 127.5" for a
+    /// named function), with the known values of the other parameters and closure variables
+    /// appended ("  where keepdims=True").
     public var text: String {
-        var s = "lambda " + parameters.joined(separator: ", ") + ": " + expression.description
+        var s = functionName == "<lambda>" || functionName.isEmpty
+            ? "lambda " + parameters.joined(separator: ", ") + ": " + expression.description
+            : "def \(functionName)(" + parameters.joined(separator: ", ") + "): return " + expression.description
         let bound = parameterValues.keys.sorted().filter { parameters.contains($0) }.map { "\($0)=\(parameterValues[$0]!)" }
             + closureValues.keys.sorted().map { "\($0)=\(closureValues[$0]!)" }
         if !bound.isEmpty { s += "  where " + bound.joined(separator: ", ") }

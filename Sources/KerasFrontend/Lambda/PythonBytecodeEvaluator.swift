@@ -125,6 +125,16 @@ struct PythonOpcodeTable: Sendable {
     ]
 }
 
+/// CPython 2 `str` values (bytes in the marshal stream) as text, inside tuples too.
+func python2Text(_ v: MarshalValue, depth: Int = 0) -> MarshalValue {
+    guard depth < 50 else { return v }
+    switch v {
+    case let .bytes(b): return .str(String(decoding: b, as: UTF8.self))
+    case let .tuple(items): return .tuple(items.map { python2Text($0, depth: depth + 1) })
+    default: return v
+    }
+}
+
 /// Recovers `PythonExpression`s from code objects.
 public enum PythonBytecodeEvaluator {
     /// Most instructions decoded per function.
@@ -247,6 +257,8 @@ public enum PythonBytecodeEvaluator {
         func constant(_ i: Int, _ offset: Int) throws(PythonExpressionFailure) -> PythonConstant {
             guard i >= 0, i < code.consts.count else { throw fail("constant index \(i) out of range", offset) }
             if case .code = code.consts[i] { throw fail("a nested function, lambda or comprehension is not a pure expression", offset) }
+            // CPython 2 `str` constants (keyword names, strings) are marshalled as bytes.
+            if code.layout == .python2 { return PythonConstant(python2Text(code.consts[i])) }
             return PythonConstant(code.consts[i])
         }
         func name(_ i: Int, _ offset: Int) throws(PythonExpressionFailure) -> String {

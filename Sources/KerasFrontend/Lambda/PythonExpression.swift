@@ -188,7 +188,9 @@ public indirect enum PythonExpression: Hashable, Sendable, CustomStringConvertib
             return 7 < context ? "(" + text + ")" : text
         case let .index(base, index):
             let inner: String
-            if case let .tuple(items) = index, !items.isEmpty {
+            if case let .constant(.tuple(cs)) = index, !cs.isEmpty {  // x[..., 0]: a constant tuple
+                inner = cs.map { PythonExpression.constant($0).renderIndex() }.joined(separator: ", ") + (cs.count == 1 ? "," : "")
+            } else if case let .tuple(items) = index, !items.isEmpty {
                 inner = items.map { $0.renderIndex() }.joined(separator: ", ") + (items.count == 1 ? "," : "")
             } else {
                 inner = index.renderIndex()
@@ -219,6 +221,9 @@ public indirect enum PythonExpression: Hashable, Sendable, CustomStringConvertib
             return s
         }
         if case .constant(.ellipsis) = self { return "..." }
+        if case let .constant(.slice(a, b, c)) = self {
+            return PythonExpression.slice(.constant(a), .constant(b), .constant(c)).renderIndex()
+        }
         return render(0)
     }
 }

@@ -348,7 +348,7 @@ extension PythonLowering {
             let t = try x(first)
             let r = shape(t).count
             let p = b.values["paddings"] != nil ? "paddings" : "pad_width"
-            guard case let .constant(c)? = b.value(p), let (flat, dims) = PythonLowering.numericArray(c), dims == [r, 2],
+            guard let c = b.constant(p), let (flat, dims) = PythonLowering.numericArray(c), dims == [r, 2],
                   flat.allSatisfy({ $0 >= 0 && $0 == $0.rounded() && $0 < 1e6 }) else {
                 throw b.fail("'\(p)' must be \(r) constant [before, after] pairs")
             }

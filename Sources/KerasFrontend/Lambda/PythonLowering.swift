@@ -201,13 +201,17 @@ struct PythonLowering {
         return (values, [items.count] + (inner ?? []))
     }
 
-    func constantValue(_ v: LoweredValue) -> PythonConstant? {
+    func constantValue(_ v: LoweredValue) -> PythonConstant? { PythonLowering.constantValue(v) }
+
+    /// The value as a constant when it holds no tensor (lists and tuples of constants included).
+    static func constantValue(_ v: LoweredValue, depth: Int = 0) -> PythonConstant? {
+        guard depth < 64 else { return nil }
         switch v {
         case let .constant(c): return c
         case let .sequence(items, isTuple):
             var out: [PythonConstant] = []
             for i in items {
-                guard let c = constantValue(i) else { return nil }
+                guard let c = constantValue(i, depth: depth + 1) else { return nil }
                 out.append(c)
             }
             return isTuple ? .tuple(out) : .list(out)
@@ -490,8 +494,7 @@ struct PythonCallArguments {
     }
     func value(_ p: String) -> LoweredValue? { values[p] }
     func constant(_ p: String) -> PythonConstant? {
-        guard case let .constant(c)? = values[p] else { return nil }
-        return c
+        values[p].flatMap { PythonLowering.constantValue($0) }
     }
     func isNone(_ p: String) -> Bool { constant(p) == PythonConstant.none || values[p] == nil }
     func number(_ p: String) throws(PythonLoweringFailure) -> Double {
