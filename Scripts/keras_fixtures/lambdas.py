@@ -14,6 +14,7 @@ FIXTURES = [
     dict(base="lambda_exprs", builder="build_lambda_exprs", issue=14),
     dict(base="lambda_calls", builder="build_lambda_calls", issue=14),
     dict(base="tfop_lambda", builder="build_tfop_lambda", flavors=("keras2",), issue=14),
+    dict(base="keras_ops", builder="build_keras_ops", flavors=("keras3",), issue=14),
 ]
 
 # Keras 3 stores a named (def) function by name only, so every function is a lambda here; the
@@ -200,4 +201,42 @@ def build_tfop_lambda(c):
         "notes": "TensorFlow functions called on Keras tensors, which tf.keras records as TFOpLambda "
                  "and SlicingOpLambda layers (function name + arguments in the inbound nodes, constants "
                  "as _CONSTANT_VALUE, tensor kwargs as references).",
+    }
+
+
+def build_keras_ops(c):
+    K = c.K
+    ops = K.ops
+    i = K.Input((4, 6, 3), name="a")
+    j = K.Input((4, 6, 3), name="b")
+    outs = [
+        ops.add(i, 1.0),
+        i * 2.0,
+        1.0 - i,
+        ops.multiply(i, j) + j,
+        i[:, 1:3, ::2, 0],
+        i[..., None, 1],
+        ops.concatenate([i, j * 2.0], axis=-1),
+        ops.reshape(i, (-1, 72)),
+        ops.transpose(i, (0, 2, 1, 3)),
+        ops.softmax(i),
+        ops.clip(i, -1.0, 1.0),
+        ops.expand_dims(i, 1),
+        ops.sqrt(ops.abs(i)),
+        ops.sum(i, axis=[1, 2]),
+        ops.mean(j, axis=-1, keepdims=True),
+        ops.maximum(i, j) - ops.minimum(i, 0.25),
+        ops.relu(i) + ops.sigmoid(j) * ops.tanh(i),
+        ops.stack([i, j], axis=2),
+        i / (ops.abs(j) + 1.0),
+    ]
+    return {
+        "model": K.Model([i, j], outs, name="keras_ops"),
+        "no_reload_keras3": "Keras 3's legacy .h5 loader looks operation classes up as layers and has "
+                            "no 'Sigmoid' layer",
+        "inputs": [("normal", 1.0, 0.0), ("normal", 1.0, 0.0)],
+        "notes": "keras.ops calls on Keras tensors, which Keras 3 records as operation entries (Add, "
+                 "Multiply, GetItem, Mean, … with module keras.src.ops.*, dropped in legacy .h5 configs) "
+                 "whose class names collide with layers (Add, Multiply, Concatenate, Reshape, Softmax, "
+                 "Maximum, Minimum) but whose semantics differ.",
     }

@@ -398,7 +398,9 @@ final class KerasConversionSession {
         }
         let nodeName = allocateName(layer.name, call: call)
         let outputNames = (0..<outputCount).map { $0 == 0 ? nodeName : "\(nodeName):\($0)" }
-        let converter = layer.nestedModel == nil ? KerasLayerRegistry.converter(for: layer.className) : nil
+        // Keras 3 operations (keras.ops calls) share class names with layers: told apart first.
+        let converter: (any KerasLayerConverter)? = layer.nestedModel == nil
+            ? (KerasOperationConverter.operation(for: layer) ?? KerasLayerRegistry.converter(for: layer.className)) : nil
         if inputs.contains(where: poisoned.contains), !inferMergeInputs(layer, inputs: inputs) {
             if hooks.isEmpty, converter == nil {
                 let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)

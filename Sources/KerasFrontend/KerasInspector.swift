@@ -199,6 +199,7 @@ public enum KerasInspector {
         for (scope, l) in model.allLayers() {
             counts[l.className, default: 0] += 1
             var supported = l.nestedModel != nil || KerasLayerRegistry.converter(for: l.className) != nil
+                || KerasOperationConverter.operation(for: l) != nil
             if l.className == "Lambda" {
                 let qualified = (scope + [l.name]).joined(separator: "/")
                 do {

@@ -122,7 +122,7 @@ final class LambdaBytecodeVersionTests: XCTestCase {
 /// Lambda and TFOpLambda fixtures (Scripts/keras_fixtures/lambdas.py) converted with no hooks
 /// and compared with Keras; the seed's style-transfer Lambdas likewise; the switches around it.
 final class LambdaParityTests: XCTestCase {
-    static let fixtures = ["lambda_exprs_k2", "lambda_exprs_k3", "lambda_calls_k2", "lambda_calls_k3", "tfop_lambda_k2"]
+    static let fixtures = ["lambda_exprs_k2", "lambda_exprs_k3", "lambda_calls_k2", "lambda_calls_k3", "tfop_lambda_k2", "keras_ops_k3"]
 
     func fixture(_ name: String) throws -> KerasFixture {
         guard let fx = try KerasFixture.load(KerasTestPaths.fixtures).first(where: { $0.name == name }) else {
@@ -149,6 +149,8 @@ final class LambdaParityTests: XCTestCase {
     func test_lambda_calls_k2() throws { try check("lambda_calls_k2") }
     func test_lambda_calls_k3() throws { try check("lambda_calls_k3") }
     func test_tfop_lambda_k2() throws { try check("tfop_lambda_k2") }
+    /// Keras 3 operations whose class names are also layers' (Add, Multiply, Concatenate…).
+    func test_keras_ops_k3() throws { try check("keras_ops_k3") }
 
     /// The seed's res_crop and rescale_output (Keras 2 bytecode, full model and weights + JSON)
     /// convert with no flags: five slices and an affine pair, at parity.
