@@ -153,12 +153,12 @@ final class LambdaParityTests: XCTestCase {
     func test_keras_ops_k3() throws { try check("keras_ops_k3") }
 
     /// The seed's res_crop and rescale_output (Keras 2 bytecode, full model and weights + JSON)
-    /// convert with no flags: five slices and an affine pair, at parity.
+    /// convert with no flags: five crops (contiguous slices) and an affine pair, at parity.
     func testStyleTransferLambdasWithoutHooks() throws {
         for name in ["style_transfer_lambda_k2", "style_transfer_lambda_weights_k2"] {
             let fx = try fixture(name)
             let g = try convert(fx)
-            XCTAssertEqual(g.nodes.filter { $0.op.kind == .sliceByIndex }.count, 5, name)
+            XCTAssertEqual(g.nodes.filter { $0.op == .crop(crops: [[0, 0], [2, 2], [2, 2], [0, 0]]) }.count, 5, name)
             _ = try assertParity(g, fx, dir: KerasTestPaths.fixtures)
         }
     }
@@ -192,7 +192,7 @@ final class LambdaParityTests: XCTestCase {
         let g = try convert(fx, options: .init(hooks: hooks))
         let custom = g.nodes.filter { if case .custom = $0.op { return true }; return false }
         XCTAssertEqual(custom.count, 5)
-        XCTAssertFalse(g.nodes.contains { $0.op.kind == .sliceByIndex })
+        XCTAssertFalse(g.nodes.contains { $0.op.kind == .crop })
     }
 
     /// A Lambda that is not a pure expression keeps the listing, with the reason.

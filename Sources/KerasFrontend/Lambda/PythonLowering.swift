@@ -410,7 +410,12 @@ struct PythonLowering {
             guard let resolved = attrs.resolve(s), resolved.allSatisfy({ $0.count > 0 }) else {
                 throw PythonLoweringFailure("the slice selects no elements of a tensor of shape \(formatShape(s))")
             }
-            result = try emit(.sliceByIndex(attrs), [t])
+            if stride.allSatisfy({ $0 == 1 }), !sq.contains(true) {
+                // A contiguous window: the `crop` op (which Core ML NeuralNetwork files can hold).
+                result = try emit(.crop(crops: zip(resolved, s).map { [$0.start, $1 - $0.start - $0.count] }), [t])
+            } else {
+                result = try emit(.sliceByIndex(attrs), [t])
+            }
         }
         if !newAxes.isEmpty, case let .tensor(x) = result {
             result = try emit(.expandDims(axes: newAxes), [x])

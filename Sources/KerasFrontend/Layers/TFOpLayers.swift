@@ -127,7 +127,7 @@ func lowerPythonCall(_ ctx: KerasLayerContext, what: String,
 }
 
 /// The IR op kinds Python-level lowering may produce.
-let pythonLoweringOps: Set<OpKind> = [.activation, .unary, .binary, .constant, .matmul, .sliceByIndex, .expandDims, .reduce, .softmax,
+let pythonLoweringOps: Set<OpKind> = [.activation, .unary, .binary, .constant, .matmul, .sliceByIndex, .crop, .expandDims, .reduce, .softmax,
                                       .logSoftmax, .clip, .concat, .stack, .squeeze, .reshapeND, .transpose, .tile, .pad]
 
 /// tf.keras `TFOpLambda` (a TensorFlow function called on Keras tensors, e.g. `tf.math.multiply`,
