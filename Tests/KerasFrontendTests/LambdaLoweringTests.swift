@@ -336,3 +336,67 @@ final class LambdaCorpusParityTests: XCTestCase {
         XCTAssertEqual(e.functionName, "normalize")
     }
 }
+
+/// tf.keras 2.0–2.3 `TensorFlowOpLayer` NodeDefs beyond the corpus' Transpose: StridedSlice
+/// masks, a constant divisor, Mean with keep_dims, ConcatV2 with its axis input; expected values
+/// computed here from the ops' definitions.
+final class TensorFlowOpLayerTests: XCTestCase {
+    func run(_ layers: String, input: [Int], output: String) throws -> (shape: [Int], values: [Float]) {
+        let t = TinyKeras(config: """
+            {"class_name": "Model", "config": {"name": "m", "layers": [
+              {"class_name": "InputLayer", "name": "x", "config": {"name": "x", "batch_input_shape": [null, \(input.dropFirst().map(String.init).joined(separator: ", "))]}, "inbound_nodes": []},
+              \(layers)],
+              "input_layers": [["x", 0, 0]], "output_layers": [["\(output)", 0, 0]]}}
+            """, version: "2.2.4-tf")
+        let g = try KerasConverter().convert(file: t.file)
+        let n = input.reduce(1, *)
+        let x = try NDArray(shape: input, scalars: (0..<n).map { Float($0) })
+        let y = try XCTUnwrap(try Model(graph: g).prediction(from: ["x": x])[g.outputs[0]])
+        return (y.shape, y.scalars)
+    }
+
+    func testStridedSliceDivMeanConcat() throws {
+        // x: [1, 4, 3] holding 0…11. slice = x[:, 1:4:2, ::-1] (begin_mask 1, end_mask 5 → axes 0 and 2 open).
+        let slice = try run("""
+            {"class_name": "TensorFlowOpLayer", "name": "s", "config": {"name": "s", "node_def": {"name": "s", "op": "StridedSlice",
+              "input": ["x", "s/begin", "s/end", "s/strides"], "attr": {"begin_mask": {"i": "5"}, "end_mask": {"i": "5"},
+              "ellipsis_mask": {"i": "0"}, "new_axis_mask": {"i": "0"}, "shrink_axis_mask": {"i": "0"}}},
+              "constants": {"1": [0, 1, 0], "2": [0, 4, 0], "3": [1, 2, -1]}}, "inbound_nodes": [[["x", 0, 0, {}]]]}
+            """, input: [1, 4, 3], output: "s")
+        var expected: [Float] = []
+        for r in stride(from: 1, to: 4, by: 2) { for c in stride(from: 2, through: 0, by: -1) { expected.append(Float(r * 3 + c)) } }
+        XCTAssertEqual(slice.shape, [1, 2, 3])
+        XCTAssertEqual(slice.values, expected)
+
+        // mean over axis 1 with keep_dims of x / 4, then concatenated with itself on the last axis.
+        let chain = try run("""
+            {"class_name": "TensorFlowOpLayer", "name": "d", "config": {"name": "d", "node_def": {"name": "d", "op": "RealDiv", "input": ["x", "d/y"]},
+              "constants": {"1": 4.0}}, "inbound_nodes": [[["x", 0, 0, {}]]]},
+            {"class_name": "TensorFlowOpLayer", "name": "m", "config": {"name": "m", "node_def": {"name": "m", "op": "Mean", "input": ["d", "m/axes"],
+              "attr": {"keep_dims": {"b": true}}}, "constants": {"1": [1]}}, "inbound_nodes": [[["d", 0, 0, {}]]]},
+            {"class_name": "TensorFlowOpLayer", "name": "c", "config": {"name": "c", "node_def": {"name": "c", "op": "ConcatV2", "input": ["m", "m", "c/axis"]},
+              "constants": {"2": -1}}, "inbound_nodes": [[["m", 0, 0, {}], ["m", 0, 0, {}]]]}
+            """, input: [1, 4, 3], output: "c")
+        var means: [Float] = []
+        for c in 0..<3 {
+            var sum: Float = 0
+            for r in 0..<4 { sum += Float(r * 3 + c) / 4 }
+            means.append(sum / 4)
+        }
+        XCTAssertEqual(chain.shape, [1, 1, 6])
+        for (a, b) in zip(chain.values, means + means) { XCTAssertEqual(a, b, accuracy: 1e-6) }
+    }
+
+    func testUnknownOpIsListedWithTheOpName() {
+        let t = TinyKeras(config: """
+            {"class_name": "Model", "config": {"name": "m", "layers": [
+              {"class_name": "InputLayer", "name": "x", "config": {"name": "x", "batch_input_shape": [null, 4]}, "inbound_nodes": []},
+              {"class_name": "TensorFlowOpLayer", "name": "u", "config": {"name": "u", "node_def": {"name": "u", "op": "Cumprod", "input": ["x", "u/axis"]},
+               "constants": {"1": 1}}, "inbound_nodes": [[["x", 0, 0, {}]]]}],
+              "input_layers": [["x", 0, 0]], "output_layers": [["u", 0, 0]]}}
+            """, version: "2.2.4-tf")
+        XCTAssertThrowsError(try KerasConverter().convert(file: t.file)) { e in
+            XCTAssertTrue("\(e)".contains("Cumprod") && "\(e)".contains("no IR lowering"), "\(e)")
+        }
+    }
+}

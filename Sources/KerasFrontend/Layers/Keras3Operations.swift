@@ -18,13 +18,23 @@ struct KerasOperationConverter: KerasLayerConverter {
     /// The converter when `layer` is a Keras 3 operation rather than a layer: its module is
     /// `keras.src.ops.*`, or (legacy .h5 configs drop the module) its call is a Keras 3 record and
     /// its config lacks the `trainable` / `dtype` entries every Keras 3 layer writes.
+    /// Operations whose converter is registered for their own class (e.g. the mask operations
+    /// `NotEqual`, `Any` in `KerasMaskOpConverter`) keep it; only names that are free or belong to
+    /// a layer with other semantics are taken.
     static func operation(for layer: KerasLayerConfig) -> KerasOperationConverter? {
+        let registered = KerasLayerRegistry.converter(for: layer.className) != nil
+        guard !registered || layerClassesSharingOperationNames.contains(layer.className) else { return nil }
         if let m = layer.module { return m.hasPrefix("keras.src.ops") || m.hasPrefix("keras.ops") ? KerasOperationConverter() : nil }
         guard let call = layer.inboundNodes.first?.call, call["args"] != nil,
               let config = layer.config.object, config["trainable"] == nil, config["dtype"] == nil,
-              KerasLayerRegistry.converter(for: layer.className) != nil || functionName(layer.className) != nil else { return nil }
+              functionName(layer.className) != nil else { return nil }
         return KerasOperationConverter()
     }
+
+    /// Layer classes a Keras 3 operation class has the same name as.
+    static let layerClassesSharingOperationNames: Set<String> = [
+        "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Reshape", "Softmax", "Dot", "Identity",
+    ]
 
     /// `ExpandDims` → `expand_dims`; nil for names that are not CamelCase identifiers.
     static func functionName(_ className: String) -> String? {
