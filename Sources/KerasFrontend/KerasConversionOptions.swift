@@ -137,9 +137,14 @@ public struct KerasConversionOptions {
     /// Fixed shapes for model inputs whose Keras shape has unknown (None) dimensions, by input
     /// name: the shape **without** the batch dimension (a leading batch of 1 may be included).
     public var inputShapes: [String: [Int]]
+    /// Lower `Lambda` layers whose stored bytecode is a pure expression of their inputs to IR
+    /// automatically (`KerasLambdaExpression`; after the hooks, which win). `mlconv
+    /// --no-auto-lambda` turns it off.
+    public var autoLowerLambdas: Bool
 
-    /// Makes options; the defaults convert with the built-in converters only.
-    public init(hooks: [LayerHook] = [], inputShapes: [String: [Int]] = [:]) {
-        self.hooks = hooks; self.inputShapes = inputShapes
+    /// Makes options; the defaults convert with the built-in converters and lower pure-expression
+    /// Lambdas automatically.
+    public init(hooks: [LayerHook] = [], inputShapes: [String: [Int]] = [:], autoLowerLambdas: Bool = true) {
+        self.hooks = hooks; self.inputShapes = inputShapes; self.autoLowerLambdas = autoLowerLambdas
     }
 }

@@ -402,7 +402,9 @@ final class KerasConversionSession {
         }
         let nodeName = allocateName(layer.name, call: call)
         let outputNames = (0..<outputCount).map { $0 == 0 ? nodeName : "\(nodeName):\($0)" }
-        let converter = layer.nestedModel == nil ? KerasLayerRegistry.converter(for: layer.className) : nil
+        // Keras 3 operations (keras.ops calls) share class names with layers: told apart first.
+        let converter: (any KerasLayerConverter)? = layer.nestedModel == nil
+            ? (KerasOperationConverter.operation(for: layer) ?? KerasLayerRegistry.converter(for: layer.className)) : nil
         if inputs.contains(where: poisoned.contains), !inferMergeInputs(layer, inputs: inputs) {
             if hooks.isEmpty, converter == nil {
                 let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
@@ -434,11 +436,18 @@ final class KerasConversionSession {
         }
         var result: [Node]? = nil
         var fromHook = false
+        var autoLambdaFailure: String? = nil
         do {
             for h in hooks {
                 if let r = try h.convert(ctx) { result = r; fromHook = true; break }
             }
             if result == nil, let converter { result = try KerasChannelsFirst.convert(ctx, with: converter) }
+            if result == nil, converter == nil, options.autoLowerLambdas, layer.className == "Lambda" {
+                switch KerasLambdaLowering.lower(ctx) {  // checked against Keras' recorded shapes like a hook
+                case let .success(nodes): result = nodes; fromHook = true
+                case let .failure(why): autoLambdaFailure = why.reason
+                }
+            }
         } catch let e as KerasConversionError {
             if case let .unsupportedConfiguration(_, _, _, message, _) = e {
                 recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes, detail: message, error: e)
@@ -452,7 +461,8 @@ final class KerasConversionSession {
             return try convertModel(nested, scope: scope + [layer.name], callInputs: inputs)
         }
         guard let produced = result else {
-            let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes)
+            let i = recordUnsupported(layer, scope: scope, inputs: inputs, node: node, outputShapes: outputShapes,
+                                      detail: autoLambdaFailure.map { Self.detail(layer, kerasVersion: source.version.string) + "; not lowered automatically: " + $0 })
             if outputNames.count == 1 { provisionalOutput(i, outputNames[0], outputShapes: outputShapes) } else { outputNames.forEach { poisoned.insert($0) } }
             return outputNames
         }

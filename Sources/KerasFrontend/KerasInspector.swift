@@ -59,6 +59,20 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
     /// Whether the file is a Keras 3 `.keras` archive (format "keras-archive"; its weights and
     /// config.json together are a full model).
     public var isKerasArchive = false
+    /// The Lambda layers and the Python expression recovered from each one's bytecode.
+    public var lambdas: [LambdaLayer] = []
+
+    /// A Lambda layer as `inspect` shows it.
+    public struct LambdaLayer: Hashable, Sendable {
+        /// The layer's name ("outer/inner" when nested).
+        public var name: String
+        /// The recovered function ("lambda x: (x + 1) * 127.5"), nil when not recovered.
+        public var expression: String?
+        /// Why the expression was not recovered, or why it is not lowered automatically.
+        public var note: String?
+        /// Whether the conversion lowers it automatically (before shapes are checked).
+        public var autoLowered: Bool
+    }
 
     /// The summary as a JSON-ready dictionary (for `mlconv inspect --json`): "format"
     /// ("keras-hdf5"), "file", "kerasVersion", "backend", "modelClass", "modelName",
@@ -92,6 +106,14 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             },
             "unsupportedLayers": unsupportedLayers.map { ["name": $0.name, "className": $0.className, "detail": $0.detail] },
         ]
+        if !lambdas.isEmpty {
+            r["lambdas"] = lambdas.map { l -> [String: Any] in
+                var d: [String: Any] = ["name": l.name, "autoLowered": l.autoLowered]
+                if let e = l.expression { d["expression"] = e }
+                if let n = l.note { d["note"] = n }
+                return d
+            }
+        }
         if let backend { r["backend"] = backend }
         if let conversionError { r["conversionError"] = conversionError }
         return r
@@ -122,6 +144,13 @@ public struct KerasModelSummary: Sendable, CustomStringConvertible {
             lines.append("  unsupported layers (\(unsupportedLayers.count)): need a hook (--custom-layer / --lower):")
             for u in unsupportedLayers { lines.append("    - \(u)") }
         }
+        if !lambdas.isEmpty {
+            lines.append("  Lambda layers (\(lambdas.count)):")
+            for l in lambdas {
+                lines.append("    \(l.name): " + (l.expression ?? "expression not recovered")
+                             + (l.autoLowered ? "  [lowered to IR]" : "") + (l.note.map { "  (\($0))" } ?? ""))
+            }
+        }
         if let conversionError { lines.append("  does not convert: \(conversionError)") }
         return lines.joined(separator: "\n")
     }
@@ -133,7 +162,8 @@ public enum KerasInspector {
     /// A weights-only file without JSON is summarized from its layer names and weights.
     /// - Throws: `KerasConversionError` (not HDF5, not a Keras file, invalid architecture).
     /// Keras 3 `.keras` archives are read too (architecture from their config.json).
-    public static func inspect(_ url: URL, architectureJSON: URL? = nil) throws -> KerasModelSummary {
+    /// - Parameter options: the conversion options the report assumes (`autoLowerLambdas`).
+    public static func inspect(_ url: URL, architectureJSON: URL? = nil, options: KerasConversionOptions = .init()) throws -> KerasModelSummary {
         let opened = try KerasOpenedFile.open(url)
         var text: String? = opened.archiveConfig
         var textPath: String? = opened.archiveConfig == nil ? nil : url.path + ":" + KerasArchive.configMember
@@ -143,7 +173,8 @@ public enum KerasInspector {
             }
             textPath = a.path
         }
-        var summary = try inspect(file: opened.file, architectureJSON: text, architecturePath: textPath, versionHint: opened.archiveVersion)
+        var summary = try inspect(file: opened.file, architectureJSON: text, architecturePath: textPath,
+                                  versionHint: opened.archiveVersion, options: options)
         if opened.archiveConfig != nil {
             summary.isKerasArchive = true
             summary.file = url.path
@@ -153,7 +184,7 @@ public enum KerasInspector {
     }
 
     static func inspect(file: KerasWeightFile, architectureJSON: String?, architecturePath: String?,
-                        versionHint: String? = nil) throws -> KerasModelSummary {
+                        versionHint: String? = nil, options: KerasConversionOptions = .init()) throws -> KerasModelSummary {
         let source: KerasModelSource
         do {
             source = try KerasModelSource.load(file: file, architectureJSON: architectureJSON, architecturePath: architecturePath,
@@ -172,15 +203,28 @@ public enum KerasInspector {
         }
         let store = try KerasWeightStore(file: file, layout: source.layout)
         let model = source.model
-        let session = try KerasConversionSession(source: source, options: .init())
+        let session = try KerasConversionSession(source: source, options: KerasConversionOptions(autoLowerLambdas: options.autoLowerLambdas))
         try? store.bind(model: model, weightedLayers: model.layers.filter(session.hasWeights).map { ($0.name, $0.className) })
 
         var layers: [KerasModelSummary.Layer] = []
         var counts: [String: Int] = [:]
         var unsupported: [KerasUnsupportedLayer] = []
+        var lambdas: [KerasModelSummary.LambdaLayer] = []
         for (scope, l) in model.allLayers() {
             counts[l.className, default: 0] += 1
-            let supported = l.nestedModel != nil || KerasLayerRegistry.converter(for: l.className) != nil
+            var supported = l.nestedModel != nil || KerasLayerRegistry.converter(for: l.className) != nil
+                || KerasOperationConverter.operation(for: l) != nil
+            if l.className == "Lambda" {
+                let qualified = (scope + [l.name]).joined(separator: "/")
+                do {
+                    let e = try KerasLambdaExpression(layer: l, kerasVersion: source.version.string)
+                    supported = options.autoLowerLambdas
+                    lambdas.append(.init(name: qualified, expression: e.text, note: options.autoLowerLambdas ? nil : "--no-auto-lambda",
+                                         autoLowered: options.autoLowerLambdas))
+                } catch {
+                    lambdas.append(.init(name: qualified, expression: nil, note: error.reason, autoLowered: false))
+                }
+            }
             var params: Int? = nil
             if scope.isEmpty, let g = store.group(ofTopLevelLayer: l.name) {
                 params = try? (source.layout == .keras3WeightsOnly ? store.keras3Entries(group: g) : store.legacyEntries(group: g))
@@ -213,6 +257,7 @@ public enum KerasInspector {
             classCounts: counts, parameterCount: (try? store.parameterCount()) ?? 0, inputs: inputs, outputs: outputs,
             unsupportedLayers: unsupported)
         summary.conversionError = conversionError
+        summary.lambdas = lambdas
         return summary
     }
 }

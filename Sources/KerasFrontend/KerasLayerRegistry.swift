@@ -98,6 +98,9 @@ public enum KerasLayerRegistry {
         ResizingConverter(),
         CenterCropConverter(),
         KerasIdentityConverter(),
+        // MARK: TensorFlow ops tf.keras wrapped as layers (Layers/TFOpLayers.swift)
+        TFOpLambdaConverter(),
+        TensorFlowOpLayerConverter(),
     ]
 
     /// Class names registered by more than one converter (must be empty; checked by a test).

@@ -69,6 +69,10 @@ public struct KerasInboundNode: Hashable, Sendable {
         self.inputArguments = inputArguments ?? Array(repeating: nil, count: inputs.count)
         self.callArguments = callArguments
     }
+    /// The call's record as the config writes it (Keras 1/2: the list of `[layer, node, tensor,
+    /// kwargs]` entries; Keras 3: `{"args", "kwargs"}`), for converters that read call arguments
+    /// (TFOpLambda, Keras 3 operations); nil for synthesized calls.
+    public var call: KerasJSON? = nil
 }
 
 /// One layer of a model config, as written by Keras (`{"class_name", "config", "inbound_nodes", …}`).
@@ -270,7 +274,7 @@ private struct ConfigParser {
         var layers: [KerasLayerConfig] = []
         for e in entries {
             var l = try layerEntry(e, path: path)
-            l.inboundNodes = try inboundNodes(e["inbound_nodes"], layer: l.name, path: path)
+            l.inboundNodes = try inboundNodes(e["inbound_nodes"], layer: l.name, className: l.className, path: path)
             layers.append(l)
         }
         let inputs = try tensorList(config["input_layers"], what: "input_layers", path: path)
@@ -362,7 +366,7 @@ private struct ConfigParser {
         return KerasTensorRef(layer: n, node: a.count > 1 ? a[1].int ?? 0 : 0, tensor: a.count > 2 ? a[2].int ?? 0 : 0)
     }
 
-    func inboundNodes(_ json: KerasJSON?, layer: String, path: [String]) throws -> [KerasInboundNode] {
+    func inboundNodes(_ json: KerasJSON?, layer: String, className: String = "", path: [String]) throws -> [KerasInboundNode] {
         guard let json, let nodes = json.array else { return [] }
         return try nodes.map { node in
             if node["args"] != nil || node["kwargs"] != nil {
@@ -382,27 +386,43 @@ private struct ConfigParser {
                 walk(node["args"] ?? .null, nil)
                 let kwargs = node["kwargs"]?.object ?? [:]
                 for k in kwargs.keys.sorted() { walk(kwargs[k]!, k) }
-                return KerasInboundNode(inputs: refs, inputShapes: shapes, inputArguments: names, callArguments: kwargs)
+                var n = KerasInboundNode(inputs: refs, inputShapes: shapes, inputArguments: names, callArguments: kwargs)
+                n.call = node
+                return n
             }
             // Keras 1/2: [["name", node, tensor, {kwargs}], …]; tf.keras puts tensors passed by
             // keyword (MultiHeadAttention's `value`, `key`) in the kwargs of the first entry.
-            guard let entries = node.array else {
+            guard var entries = node.array else {
                 throw fail("layer '\(layer)': inbound node \(String(node.description.prefix(100))) is neither a Keras 2 list nor a Keras 3 {args, kwargs} object", path)
             }
-            let positional = entries.compactMap(ref)
+            // TFOpLambda's node is the structure of its first argument: one entry when it is a tensor.
+            if entries.first?.string != nil { entries = [node] }
+            // tf.keras writes constant positional arguments as ["_CONSTANT_VALUE", -1, value, kwargs].
+            let positional = entries.compactMap(ref).filter { $0.layer != KerasInboundNode.constantValueMarker }
             var kwargs: [String: KerasJSON] = [:]
             for e in entries { if let a = e.array, a.count > 3, let o = a[3].object { kwargs.merge(o) { first, _ in first } } }
             var refs = positional, names = [String?](repeating: nil, count: positional.count)
-            for k in kwargs.keys.sorted() {
-                guard let v = kwargs[k] else { continue }
-                // A tensor reference ["layer", node, tensor] or a list of them.
-                let found: [KerasTensorRef]
-                if let r = ref(v), v.array?.dropFirst().allSatisfy({ $0.int != nil }) == true { found = [r] } else {
-                    found = (v.array ?? []).compactMap { e in e.array?.dropFirst().allSatisfy({ $0.int != nil }) == true ? ref(e) : nil }
+            if KerasInboundNode.tensorKwargClasses.contains(className) {
+                // tf.math.multiply(x, y=<tensor>): keyword tensors are operands, in the op's order.
+                if let kw = entries.last?.array?.dropFirst(3).first {
+                    let extra = KerasInboundNode.keras2KwargTensors(kw)
+                    refs += extra
+                    names += extra.map { _ in nil }
                 }
-                refs += found; names += found.map { _ in k }
+            } else {
+                for k in kwargs.keys.sorted() {
+                    guard let v = kwargs[k] else { continue }
+                    // A tensor reference ["layer", node, tensor] or a list of them.
+                    let found: [KerasTensorRef]
+                    if let r = ref(v), v.array?.dropFirst().allSatisfy({ $0.int != nil }) == true { found = [r] } else {
+                        found = (v.array ?? []).compactMap { e in e.array?.dropFirst().allSatisfy({ $0.int != nil }) == true ? ref(e) : nil }
+                    }
+                    refs += found; names += found.map { _ in k }
+                }
             }
-            return KerasInboundNode(inputs: refs, inputArguments: names, callArguments: kwargs)
+            var n = KerasInboundNode(inputs: refs, inputArguments: names, callArguments: kwargs)
+            n.call = node
+            return n
         }
     }
 }

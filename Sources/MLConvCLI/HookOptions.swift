@@ -6,7 +6,7 @@ import MLRuntime
 // The custom-layer hook options of the converting commands (`mlconv keras`): see docs/HOOKS.md.
 
 /// `--custom-layer MATCH=ClassName` and `--lower MATCH=OP[:ARGS]` (repeatable), `--hooks FILE`.
-let hookOptionSpec = OptionSpec(single: ["--hooks"], repeatable: ["--custom-layer", "--lower"])
+let hookOptionSpec = OptionSpec(flags: ["--no-auto-lambda"], single: ["--hooks"], repeatable: ["--custom-layer", "--lower"])
 
 /// The help lines of the hook options, to paste into a command's "Options:" text.
 let hookOptionsHelp = """
@@ -22,6 +22,10 @@ let hookOptionsHelp = """
                              RescaleOutputLambda); repeatable
   --hooks FILE.json          hooks from a JSON file: the same plus parameters, descriptions,
                              output shapes, weights on/off (docs/HOOKS.md); flags win over it
+  --no-auto-lambda           do not lower Lambda layers automatically (by default a Lambda whose
+                             stored bytecode is a pure expression of its inputs — arithmetic,
+                             slicing, K./tf./keras.ops functions the IR has — becomes IR ops;
+                             hooks always win over it)
 """
 
 extension OptionSpec {
@@ -81,4 +85,10 @@ func parseHooks(_ args: ParsedArguments) throws -> [LayerHook] {
 let runtimeCustomLayerShapes: KerasCustomLayerShapeFunction = { className, parameters, inputShapes in
     guard let type = CustomLayerRegistry.implementation(for: className) else { return nil }
     return try type.init(parameters: parameters).outputShapes(forInputShapes: inputShapes)
+}
+
+/// `KerasConversionOptions` with the hooks of `--custom-layer`, `--lower`, `--hooks` and the
+/// `--no-auto-lambda` switch.
+func parseKerasHookOptions(_ args: ParsedArguments) throws -> KerasConversionOptions {
+    KerasConversionOptions(hooks: try parseHooks(args), autoLowerLambdas: !args.has("--no-auto-lambda"))
 }

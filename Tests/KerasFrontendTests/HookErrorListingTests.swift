@@ -3,7 +3,7 @@ import XCTest
 @testable import KerasFrontend
 import MLGraph
 
-/// Without hooks, `unsupportedLayers` lists every Lambda / custom-class layer with its class,
+/// Without hooks (and without the automatic Lambda lowering, `--no-auto-lambda`), `unsupportedLayers` lists every Lambda / custom-class layer with its class,
 /// recovered function, shapes (inferred through merge layers when the file records none) and the
 /// exact flags and hooks-file entries that would convert it; the complete suggestions do.
 final class HookErrorListingTests: XCTestCase {
@@ -14,11 +14,11 @@ final class HookErrorListingTests: XCTestCase {
         return fx
     }
 
-    /// The error of converting a fixture without hooks.
+    /// The error of converting a fixture without hooks (automatic Lambda lowering off).
     func failure(_ name: String) throws -> (layers: [KerasUnsupportedLayer], message: String) {
         let fx = try fixture(name)
         do {
-            _ = try KerasConverter().convert(modelAt: dir.appendingPathComponent(fx.model), architectureJSON: fx.config.map { dir.appendingPathComponent($0) })
+            _ = try KerasConverter(options: .init(autoLowerLambdas: false)).convert(modelAt: dir.appendingPathComponent(fx.model), architectureJSON: fx.config.map { dir.appendingPathComponent($0) })
         } catch let e as KerasConversionError {
             guard case let .unsupportedLayers(_, layers) = e else { XCTFail("\(e)"); return ([], "") }
             return (layers, e.description)
@@ -114,7 +114,7 @@ final class HookErrorListingTests: XCTestCase {
               "input_layers": [["x", 0, 0]], "output_layers": [["lam", 0, 0]]}}
             """)
         do {
-            _ = try KerasConverter().convert(file: t.file)
+            _ = try KerasConverter(options: .init(autoLowerLambdas: false)).convert(file: t.file)
             XCTFail("converted")
         } catch let KerasConversionError.unsupportedLayers(_, layers) {
             XCTAssertEqual(layers.map(\.name), ["grow", "lam"])

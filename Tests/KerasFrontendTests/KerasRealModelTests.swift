@@ -13,12 +13,16 @@ final class KerasRealModelTests: XCTestCase {
         } catch { XCTFail("unexpected error: \(error)"); return nil }
     }
 
-    /// tf.keras 2.21 full model with 6 Lambdas: all listed, with their function names and shapes.
+    /// No automatic Lambda lowering (`--no-auto-lambda`), as before it existed.
+    let manual = KerasConverter(options: .init(autoLowerLambdas: false))
+
+    /// tf.keras 2.21 full model with 6 Lambdas, not lowered automatically: all listed, with their
+    /// function names and shapes.
     func testStyleTransferH5ListsAllSixLambdas() throws {
         let url = try model("style_transfer_vangogh.h5")
         var message = ""
-        do { _ = try KerasConverter().convert(modelAt: url) } catch { message = "\(error)" }
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url) }) else { return }
+        do { _ = try manual.convert(modelAt: url) } catch { message = "\(error)" }
+        guard let layers = unsupported({ try manual.convert(modelAt: url) }) else { return }
         XCTAssertEqual(layers.map(\.name), ["res_crop_0", "res_crop_1", "res_crop_2", "res_crop_3", "res_crop_4", "rescale_output"])
         XCTAssertTrue(layers.allSatisfy { $0.className == "Lambda" })
         XCTAssertTrue(layers.dropLast().allSatisfy { $0.detail.contains("res_crop") })
@@ -36,7 +40,7 @@ final class KerasRealModelTests: XCTestCase {
         XCTAssertThrowsError(try KerasConverter().convert(modelAt: weights)) { e in
             guard case KerasConversionError.weightsOnlyWithoutArchitecture = e else { return XCTFail("\(e)") }
         }
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: weights, architectureJSON: json) }) else { return }
+        guard let layers = unsupported({ try manual.convert(modelAt: weights, architectureJSON: json) }) else { return }
         XCTAssertEqual(layers.count, 6)
         XCTAssertEqual(layers[0].outputShapes, [[nil, 96, 96, 64]], "from the consumer's build_config in the JSON")
         let g = try KerasConverter(options: .init(hooks: StyleTransferHooks.all)).convert(modelAt: weights, architectureJSON: json)
@@ -57,9 +61,11 @@ final class KerasRealModelTests: XCTestCase {
 
     func testCustomReflectionPaddingClassIsListed() throws {
         let url = try model("style_transfer_vangogh_reflect.h5")  // resolved outside the closure: its XCTSkip must escape
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url) }) else { return }
+        guard let layers = unsupported({ try manual.convert(modelAt: url) }) else { return }
         XCTAssertEqual(layers.first?.className, "ReflectionPadding2D")
         XCTAssertEqual(layers.count, 7)
+        // With the Lambdas lowered automatically only the custom class is left.
+        XCTAssertEqual(unsupported({ try KerasConverter().convert(modelAt: url) })?.map(\.className), ["ReflectionPadding2D"])
     }
 
     func testCaffeHDF5IsNotAKerasFile() throws {
@@ -72,16 +78,16 @@ final class KerasRealModelTests: XCTestCase {
         XCTAssertThrowsError(try KerasInspector.inspect(url))
     }
 
-    func testTensorFlowOpLayerIsListed() throws {
-        let url = try corpus("dl4j_tfkeras_tensorflowoplayer_transpose.h5")  // outside the closure, so a skip is a skip
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url) }) else { return }
-        XCTAssertEqual(layers.map(\.className), ["TensorFlowOpLayer"])
-        XCTAssertTrue(layers[0].detail.contains("Transpose"), layers[0].detail)
+    /// The raw TensorFlow `Transpose` op is converted (numbers: LambdaCorpusParityTests).
+    func testTensorFlowOpLayerConverts() throws {
+        let url = try corpus("dl4j_tfkeras_tensorflowoplayer_transpose.h5")
+        let g = try KerasConverter().convert(modelAt: url)
+        XCTAssertEqual(g.nodes.compactMap { if case let .transpose(p) = $0.op { return p }; return nil }, [[0, 2, 1]])
     }
 
     func testKeras1LambdaFunctionNameIsRecovered() throws {
         let url = try corpus("ncondo_carnd_behavioral_cloning.h5"), json = try corpus("ncondo_carnd_behavioral_cloning.json")
-        guard let layers = unsupported({ try KerasConverter().convert(modelAt: url, architectureJSON: json) }) else { return }
+        guard let layers = unsupported({ try manual.convert(modelAt: url, architectureJSON: json) }) else { return }
         let lambda = try XCTUnwrap(layers.first { $0.className == "Lambda" })
         XCTAssertTrue(lambda.detail.contains("normalize"), lambda.detail)
         // The Keras 1 classes (Convolution2D, Dense with output_dim, …) convert: only the Lambda is left.
@@ -149,9 +155,16 @@ final class KerasRealModelTests: XCTestCase {
         XCTAssertEqual(w.layers.count, 56)
         XCTAssertGreaterThan(w.parameterCount, 0)
 
-        let l = try KerasInspector.inspect(try model("style_transfer_vangogh.h5"))
+        let l = try KerasInspector.inspect(try model("style_transfer_vangogh.h5"), options: .init(autoLowerLambdas: false))
         XCTAssertEqual(l.unsupportedLayers.count, 6)
         XCTAssertTrue(l.description.contains("Lambda"), l.description)
+        // By default the Lambdas are lowered and inspect shows each recovered expression.
+        let a = try KerasInspector.inspect(try model("style_transfer_vangogh.h5"))
+        XCTAssertTrue(a.unsupportedLayers.isEmpty)
+        XCTAssertNil(a.conversionError)
+        XCTAssertEqual(a.lambdas.map(\.expression), Array(repeating: "def res_crop(x): return x[:, 2:-2, 2:-2]", count: 5)
+                       + ["def rescale_output(x): return (x + 1) * 127.5"])
+        XCTAssertTrue(a.description.contains("res_crop_0: def res_crop(x): return x[:, 2:-2, 2:-2]  [lowered to IR]"), a.description)
     }
 }
 

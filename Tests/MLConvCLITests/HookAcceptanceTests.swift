@@ -106,10 +106,12 @@ final class HookAcceptanceTests: XCTestCase {
                        reference: "style_transfer_vangogh_reflect__london_big-ben.npy")
     }
 
-    /// Without hooks: every Lambda and the custom class listed, with the flags that fix them.
+    /// Without hooks (and with --no-auto-lambda): every Lambda and the custom class listed, with
+    /// the flags that fix them.
     func testCommandLineErrorListsLayersAndFixes() throws {
         let dir = try TestPaths.temporaryDirectory(for: self)
-        let run = CLIRun(["keras", try model("style_transfer_vangogh_reflect.h5").path, "-o", dir.appendingPathComponent("x.mlbundle").path])
+        let run = CLIRun(["keras", try model("style_transfer_vangogh_reflect.h5").path, "--no-auto-lambda",
+                          "-o", dir.appendingPathComponent("x.mlbundle").path])
         XCTAssertEqual(run.status, 1)
         for s in ["7 layers are not supported",
                   "'reflection_padding2d' (ReflectionPadding2D): no built-in converter for this Keras class; input (1, 320, 320, 3) → output (1, 400, 400, 3)",
@@ -123,5 +125,10 @@ final class HookAcceptanceTests: XCTestCase {
                   "all at once: --lower ReflectionPadding2D=pad:reflect --lower res_crop=crop:2,2,2,2 --custom-layer rescale_output=RescaleOutputLambda"] {
             XCTAssertTrue(run.err.contains(s), "stderr lacks '\(s)':\n\(run.err)")
         }
+        // By default the Lambdas (pure expressions) are lowered: only the custom class is left.
+        let auto = CLIRun(["keras", try model("style_transfer_vangogh_reflect.h5").path, "-o", dir.appendingPathComponent("x.mlbundle").path])
+        XCTAssertEqual(auto.status, 1)
+        XCTAssertTrue(auto.err.contains("1 layer is not supported") && auto.err.contains("'reflection_padding2d' (ReflectionPadding2D)")
+                      && !auto.err.contains("res_crop"), auto.err)
     }
 }

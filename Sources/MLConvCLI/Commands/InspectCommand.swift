@@ -10,16 +10,18 @@ enum InspectCommand: Command {
     static let name = "inspect"
     static let summary = "show a model's inputs, outputs, metadata and layers"
     static let help = """
-    Usage: mlconv inspect <model.h5|model.mlmodel|model.mlpackage|model.mlbundle> [--json]
+    Usage: mlconv inspect <model.h5|model.mlmodel|model.mlpackage|model.mlbundle> [--json] [--no-auto-lambda]
 
     Prints the model's inputs and outputs (name, type, shape / image size and colour space,
     description), metadata, layer count by type, parameter count and weight precision. For Core ML
     files also the model type, specificationVersion, class label count and custom layer classes
     (other model types — pipelines, trees, GLM, SVM, kNN, ML programs — show their type, inputs,
-    outputs and metadata). For Keras files also the Keras version and backend.
+    outputs and metadata). For Keras files also the Keras version and backend, and for each Lambda
+    layer the Python expression recovered from its stored bytecode (lowered to IR ops unless
+    --no-auto-lambda).
     --json prints the same as one JSON object.
     """
-    static let spec = OptionSpec(flags: ["--json"], positionalRange: 1...1)
+    static let spec = OptionSpec(flags: ["--json", "--no-auto-lambda"], positionalRange: 1...1)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
@@ -27,7 +29,7 @@ enum InspectCommand: Command {
         var text: String? = nil
         switch try ModelFileKind.detect(url) {
         case .keras:
-            report = try kerasReport(url)
+            report = try kerasReport(url, autoLowerLambdas: !args.has("--no-auto-lambda"))
         case .bundle:
             let b = try BundleFile(contentsOf: url)
             var r = graphReport(b.graph)
@@ -51,8 +53,8 @@ enum InspectCommand: Command {
     }
 }
 
-func kerasReport(_ url: URL) throws -> [String: Any] {
-    let s = try KerasInspector.inspect(url)
+func kerasReport(_ url: URL, autoLowerLambdas: Bool = true) throws -> [String: Any] {
+    let s = try KerasInspector.inspect(url, options: KerasConversionOptions(autoLowerLambdas: autoLowerLambdas))
     return s.jsonObject
 }
 
@@ -120,6 +122,15 @@ func renderText(_ r: [String: Any]) -> String {
     if let n = r["parameterCount"] { lines.append("parameters: \(n)") }
     if let wb = r["weightBytes"] as? [String: Int], !wb.isEmpty {
         lines.append("weight bytes: " + wb.sorted { $0.key < $1.key }.map { "\($0.key) \(formatBytes($0.value))" }.joined(separator: ", "))
+    }
+    if let lambdas = r["lambdas"] as? [[String: Any]] {
+        lines.append("Lambda layers (\(lambdas.count)):")
+        for l in lambdas {
+            var s = "  \(l["name"] ?? "?"): \(l["expression"] ?? "expression not recovered")"
+            if l["autoLowered"] as? Bool == true { s += "  [lowered to IR]" }
+            if let n = l["note"] { s += "  (\(n))" }
+            lines.append(s)
+        }
     }
     if let counts = r["layerCounts"] as? [String: Int] {
         lines.append("layers (\(r["layerCount"] ?? counts.values.reduce(0, +))):")

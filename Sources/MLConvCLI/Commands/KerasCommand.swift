@@ -62,7 +62,7 @@ enum KerasCommand: Command {
         if !disabled.isEmpty, output.pathExtension.lowercased() != "mlbundle" {
             throw UsageError("--disable-pass applies to .mlbundle output (the inference passes rewrite the graph mlconv runs); a .mlmodel keeps the layers as converted")
         }
-        var options = KerasConversionOptions()
+        var options = try parseKerasHookOptions(args)
         for (name, dims) in try args.pairs("--input-shape") {
             let shape = dims.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !shape.isEmpty, shape.count == dims.split(separator: ",").count else {
@@ -70,7 +70,6 @@ enum KerasCommand: Command {
             }
             options.inputShapes[name] = shape
         }
-        options.hooks = try parseHooks(args)
         let converter = KerasConverter(options: options)
         var graph = try converter.convert(modelAt: input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
         try applyDescriptionOptions(args, to: &graph)

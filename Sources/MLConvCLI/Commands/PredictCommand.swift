@@ -56,6 +56,7 @@ enum PredictCommand: Command {
                             stay disabled too
       --config PATH         architecture JSON, for a weights-only Keras .h5
       --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers (see `mlconv keras --help`)
+      --no-auto-lambda      do not lower pure-expression Keras Lambda layers automatically
       --profile             print the time of every layer (slowest first) with the kernel that ran it
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
                             the median and minimum latency in milliseconds
@@ -71,8 +72,7 @@ enum PredictCommand: Command {
         if let spec = try FeaturePrediction.applies(url, args) {
             return try FeaturePrediction.run(spec, url: url, args: args, console: console)
         }
-        var keras = KerasConversionOptions()
-        keras.hooks = try parseHooks(args)
+        let keras = try parseKerasHookOptions(args)
         let disabled = try disabledPasses(args)
         let (graph, recorded) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[0]),
                                   architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
