@@ -159,6 +159,8 @@ def build_lambda_calls(c):
         "model": K.Model(x, outs, name="lambda_calls"),
         "no_reload_keras3": "Keras 3 resolves a deserialised lambda's global names in its own "
                             "keras.src.utils.python_utils module only, where 'ops' is unknown",
+        "no_keras3_forms": "Keras 3 cannot reload these lambdas from any saved form (their global 'ops' "
+                           "is unknown to its deserialiser), so the .keras / weights forms cannot be checked",
         "inputs": [("normal", 1.0, 0.0)],
         "notes": "Lambdas calling library functions mlconv lowers: the Keras 2 backend (K.*) and tf.* in "
                  "Keras 2, keras.ops in Keras 3 (mean, sum, square, sqrt, abs, clip, concatenate, "
@@ -232,6 +234,8 @@ def build_keras_ops(c):
     ]
     return {
         "model": K.Model([i, j], outs, name="keras_ops"),
+        "no_keras3_forms": "Keras 3 cannot reload its own operation entries (no Sigmoid layer class), so "
+                           "the .keras / weights forms cannot be checked",
         "no_reload_keras3": "Keras 3's legacy .h5 loader looks operation classes up as layers and has "
                             "no 'Sigmoid' layer",
         "inputs": [("normal", 1.0, 0.0), ("normal", 1.0, 0.0)],

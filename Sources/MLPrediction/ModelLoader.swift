@@ -36,7 +36,7 @@ public enum CoreMLModelLoader {
     }()
 
     /// Model families register their loaders here (one line per family file).
-    static let registrations: [@Sendable (inout [Spec.ModelKind: Loader]) -> Void] = [
+    static var registrations: [(inout [Spec.ModelKind: Loader]) -> Void] { [
         registerPipelines,
         registerNeuralNetworks,
         registerOneHotEncoder,
@@ -54,7 +54,7 @@ public enum CoreMLModelLoader {
         TreeEnsembleFamily.register,
         SupportVectorFamily.register,
         NearestNeighborsFamily.register,
-    ]
+    ] }
 
     /// Model kinds whose parameters only Apple's Core ML framework can run.
     public static let appleProprietaryKinds: Set<Spec.ModelKind> = [

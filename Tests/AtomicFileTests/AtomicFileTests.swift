@@ -47,8 +47,8 @@ final class AtomicFileTests: XCTestCase {
             XCTAssertEqual(names.count, 1)
             XCTAssertTrue(names[0].hasPrefix(".s.txt.mlconv-tmp-\(getpid())-"), names[0])
             XCTAssertTrue(AtomicFile.isRegistered(dir + "/" + names[0]))
-            try AtomicFile.writeAll(fd, UnsafeRawBufferPointer(start: "hello", count: 5), path: path)
-            try AtomicFile.writeAll(fd, UnsafeRawBufferPointer(start: " world", count: 6), path: path)
+            try Array("hello".utf8).withUnsafeBytes { try AtomicFile.writeAll(fd, $0, path: path) }
+            try Array(" world".utf8).withUnsafeBytes { try AtomicFile.writeAll(fd, $0, path: path) }
         }
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "hello world")
         XCTAssertEqual(try entries(dir), ["s.txt"])
@@ -62,7 +62,7 @@ final class AtomicFileTests: XCTestCase {
         var temporary = ""
         XCTAssertThrowsError(try AtomicFile.write(to: path) { fd in
             temporary = dir + "/" + (try self.entries(dir).first { $0.hasPrefix(".") } ?? "")
-            try AtomicFile.writeAll(fd, UnsafeRawBufferPointer(start: "partial", count: 7), path: path)
+            try Array("partial".utf8).withUnsafeBytes { try AtomicFile.writeAll(fd, $0, path: path) }
             throw Boom()
         }) { error in
             XCTAssertEqual(error as? Boom, Boom(), "body errors are rethrown unchanged")
