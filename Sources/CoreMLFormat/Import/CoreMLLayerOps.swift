@@ -56,7 +56,7 @@ public enum CoreMLLayerOps {
         "concatND": [.concat, .reshapeND, .stack],
         "splitND": [.identity, .split],
         "stack": [.stack],
-        "tile": [.tile],
+        "tile": [.activation, .binary, .cast, .constant, .cumsum, .fill, .gather, .sliceByIndex, .tile],
         "sliceStatic": [.reshapeND, .sliceByIndex],
         "sliceBySize": [.binary, .cast, .constant, .gather],
         "slidingWindows": [.slidingWindows],
@@ -78,7 +78,7 @@ public enum CoreMLLayerOps {
         "loadConstantND": [.constant],
         "reverse": [.identity, .reverse],
         "reverseSeq": [.cast, .reverseSequence],
-        "oneHot": [.cast, .oneHot],
+        "oneHot": [.cast, .compare, .constant, .cumsum, .expandDims, .fill, .oneHot, .reshapeND, .select],
         "upperTriangular": [.bandPart, .cast, .constant, .select],
         "lowerTriangular": [.bandPart, .cast, .constant, .select],
         "matrixBandPart": [.bandPart, .cast, .constant, .select],
@@ -88,6 +88,9 @@ public enum CoreMLLayerOps {
         "batchedMatmul": [.binary, .matmul, .reshapeND],
         "constantPad": [.pad],
         "copy": [.identity],
+        "rangeDynamic": [.binary, .cast, .constant, .cumsum, .fill, .unary],
+        "whereNonZero": [.argsort, .binary, .cast, .compare, .constant, .cumsum, .fill, .gather, .reduce, .reshapeND, .stack, .unary],
+        "reshapeDynamic": [.binary, .cast, .cumsum, .fill, .gather, .reduce, .reshapeND],
     ]
 
     /// The Core ML layer types that import to op kind `kind`, sorted.

@@ -107,7 +107,8 @@ final class LayerImporter {
              .other(.broadcastToStatic), .other(.broadcastToDynamic), .other(.broadcastToLike), .other(.fillStatic),
              .other(.fillDynamic), .other(.fillLike), .other(.rangeStatic), .other(.reverse), .other(.reverseSeq),
              .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
-             .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum):
+             .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
+             .other(.whereNonZero), .other(.reshapeDynamic):
             break
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
@@ -396,6 +397,12 @@ final class LayerImporter {
             return [try batchedMatmul(p, ins, name: name, out: out)]
         case let .constantPad(p):
             return [try constantPad(p, ins, name: name, out: out)]
+        case let .other(.rangeDynamic(p)):
+            return [try rangeDynamic(p, ins, name: name, out: out)]  // Layers/ShapeDynamicImport.swift
+        case .other(.whereNonZero):
+            try expectInputs(ins, 1); return [try whereNonZero(ins[0], name: name, out: out)]
+        case .other(.reshapeDynamic):
+            return [try reshapeDynamic(ins, name: name, out: out)]
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }

@@ -192,9 +192,7 @@ extension LayerImporter {
 
     func tileND(_ reps: [UInt64], _ ins: [String], name: String, out: String) throws -> String {
         try expectInputCount(ins, 1...2)
-        guard ins.count == 1 else {
-            throw LayerImportFailure("takes its reps from a second input, known only at prediction time; mlconv's IR tile needs constant reps")
-        }
+        if ins.count == 2 { return try tileDynamic(ins, name: name, out: out) }  // ShapeDynamicImport.swift
         let r = try Checked.ints(reps, "reps", in: 1...Node.maxCountAttribute)
         guard !r.isEmpty else { throw LayerImportFailure("has no reps") }
         return try b.emit(name, .tile(reps: r), ins, output: out)
@@ -415,9 +413,7 @@ extension LayerImporter {
 
     func oneHot(_ p: Spec.OneHotLayerParams, _ ins: [String], name: String, out: String) throws -> String {
         try expectInputCount(ins, 1...2)
-        guard ins.count == 1 else {
-            throw LayerImportFailure("takes the vector size from a second input, known only at prediction time; mlconv's IR one_hot needs a constant depth")
-        }
+        if ins.count == 2 { return try oneHotDynamic(p, ins, name: name, out: out) }  // ShapeDynamicImport.swift
         let r = b.shape(ins[0]).count
         let depth = try Checked.int(p.oneHotVectorSize, "oneHotVectorSize", in: 1...Node.maxCountAttribute)
         let a = try ndAxis(p.axis, rank: r + 1)

@@ -1,0 +1,151 @@
+// NeuralNetwork v2 layers whose output shape depends on input VALUES (rangeDynamic, oneHot with a
+// depth input, whereNonZero, reshapeDynamic, tile with a reps input), composed from IR ops whose
+// only value → shape bridge is the dynamic `fill` (a shape read at prediction time). The graphs
+// have unknown (−1) dimensions and run in MLRuntime's dynamic executor.
+import MLGraph
+
+extension LayerImporter {
+    /// A float32 constant node.
+    func constantND(_ values: [Float], shape: [Int], base: String) throws -> String {
+        try b.emit(base, .constant, [], weights: ["value": ConstantTensor(shape: shape, floats: values)])
+    }
+
+    /// [0, 1, …, n − 1] as float32 of unknown length, n read at prediction time from the
+    /// one-element tensor `n` (must be ≥ 1: the IR has no empty tensors): ones of shape [n]
+    /// (a dynamic `fill`) summed exclusively.
+    func arange(count n: String, base: String) throws -> String {
+        let ones = try b.emit(base + "__ones", .fill(FillAttributes(shape: [], value: 1)), [n])
+        return try b.emit(base + "__arange", .cumsum(CumsumAttributes(axis: 0, exclusive: true)), [ones])
+    }
+
+    /// rangeDynamic: numpy.arange(start, end, step) with end = input 0 and start, step from
+    /// inputs 1 and 2 when present, else the parameters: n = ⌈(end − start) / step⌉ values
+    /// start + i·step.
+    func rangeDynamic(_ p: Spec.RangeDynamicLayerParams, _ ins: [String], name: String, out: String) throws -> String {
+        try expectInputCount(ins, 1...3)
+        let end = try cast(ins[0], to: .float32, base: name + "__end")
+        let start = ins.count > 1 ? try cast(ins[1], to: .float32, base: name + "__start")
+            : try constantND([p.startValue], shape: [1], base: name + "__start")
+        let step: String
+        if ins.count > 2 {
+            step = try cast(ins[2], to: .float32, base: name + "__step")
+        } else {
+            guard p.stepSizeValue != 0, p.stepSizeValue.isFinite else { throw LayerImportFailure("has step \(p.stepSizeValue)") }
+            step = try constantND([p.stepSizeValue], shape: [1], base: name + "__step")
+        }
+        let span = try b.emit(name + "__span", .binary(.sub), [end, start])
+        let q = try b.emit(name + "__steps", .binary(.realDiv), [span, step])
+        let n = try b.emit(name + "__count", .unary(UnaryAttributes(.ceil)), [q])
+        let i = try arange(count: n, base: name)
+        let scaled = try b.emit(name + "__scaled", .binary(.mul), [i, step])
+        return try b.emit(name, .binary(.add), [scaled, start], output: out)
+    }
+
+    /// oneHot with the vector size from input 1: positions [0, depth) along the new axis compared
+    /// with the (float) indices: onValue where equal, offValue elsewhere (out of range: all off).
+    func oneHotDynamic(_ p: Spec.OneHotLayerParams, _ ins: [String], name: String, out: String) throws -> String {
+        let r = b.shape(ins[0]).count
+        let a = try ndAxis(p.axis, rank: r + 1)
+        let x = try cast(ins[0], to: .float32, base: name + "__indices")
+        let depth = try cast(ins[1], to: .float32, base: name + "__depth")
+        let positions = try arange(count: depth, base: name)
+        var shape = [Int](repeating: 1, count: r + 1)
+        shape[a] = -1
+        let posN = try b.emit(name + "__positions", .reshapeND(shape: shape), [positions])
+        let xN = try b.emit(name + "__expanded", .expandDims(axes: [a]), [x])
+        let hit = try b.emit(name + "__hit", .compare(.equal), [xN, posN])
+        let on = try constantND([p.onValue], shape: [1], base: name + "__on")
+        let off = try constantND([p.offValue], shape: [1], base: name + "__off")
+        return try b.emit(name, .select, [hit, on, off], output: out)
+    }
+
+    /// whereNonZero: the multi-indices [N, rank] of the non-zero elements in row-major order
+    /// (numpy.argwhere). A stable argsort of (x == 0) puts the non-zero positions first, in
+    /// order; the first N (N = the count of non-zeros, read at prediction time; must be ≥ 1)
+    /// are split into coordinates ⌊p / stride_d⌋ mod shape_d.
+    func whereNonZero(_ x0: String, name: String, out: String) throws -> String {
+        let s = try knownShape(x0, "whereNonZero")
+        let count = try Checked.product(s, "input size")
+        guard count <= 1 << 24 else { throw LayerImportFailure("has \(count) elements; mlconv's composition indexes at most 2^24 in float32") }
+        let x = try cast(x0, to: .float32, base: name + "__x")
+        let flat = try b.emit(name + "__flat", .reshapeND(shape: [count]), [x])
+        let zero = try constantND([0], shape: [1], base: name + "__zero")
+        let nonZero = try b.emit(name + "__nonzero", .compare(.notEqual), [flat, zero])
+        let nonZeroF = try b.emit(name + "__nonzero_f", .cast(to: .float32), [nonZero])
+        let order = try b.emit(name + "__order", .argsort(axis: 0, ascending: false), [nonZeroF])
+        let n = try b.emit(name + "__count", .reduce(ReduceAttributes(function: .sum, axes: [0], keepDims: true)), [nonZeroF])
+        let first = try b.emit(name + "__first", .cast(to: .int32), [try arange(count: n, base: name)])
+        let positions = try b.emit(name + "__positions_i", .gather(axis: 0), [order, first])
+        let p = try b.emit(name + "__positions", .cast(to: .float32), [positions])
+        var coords: [String] = []
+        var stride = count
+        for (d, size) in s.enumerated() {
+            stride /= size
+            var c = p
+            if stride > 1 {
+                let st = try constantND([Float(stride)], shape: [1], base: name + "__stride\(d)")
+                let q = try b.emit(name + "__div\(d)", .binary(.realDiv), [c, st])
+                c = try b.emit(name + "__q\(d)", .unary(UnaryAttributes(.floor)), [q])
+            }
+            if d > 0 {
+                let m = try constantND([Float(size)], shape: [1], base: name + "__size\(d)")
+                c = try b.emit(name + "__c\(d)", .binary(.mod), [c, m])
+            }
+            coords.append(c)
+        }
+        return try b.emit(name, .stack(axis: 1), coords, output: out)
+    }
+
+    /// reshapeDynamic: x reshaped (row-major) to the shape held by input 1 (a rank-1 tensor of
+    /// known length L). Ones of that shape (a dynamic `fill`) give each element's coordinates
+    /// (exclusive cumulative sums along each axis) and strides (sums over the later axes); the
+    /// row-major position Σ coord_d·stride_d gathers from the flattened x.
+    func reshapeDynamic(_ ins: [String], name: String, out: String) throws -> String {
+        try expectInputCount(ins, 2...2)
+        let ls = b.shape(ins[1])
+        guard ls.count == 1, ls[0] >= 1, ls[0] <= Node.maxRank else {
+            throw LayerImportFailure("takes its shape from a tensor of shape \(formatShape(ls)); expected a vector of known length 1…\(Node.maxRank)")
+        }
+        let r = ls[0]
+        let s = b.shape(ins[0])
+        if !s.contains(TensorType.unknown) {
+            guard try Checked.product(s, "input size") <= 1 << 24 else {
+                throw LayerImportFailure("has more than 2^24 elements; mlconv's composition indexes at most 2^24 in float32")
+            }
+        }
+        let ones = try b.emit(name + "__ones", .fill(FillAttributes(shape: [], value: 1)), [ins[1]])
+        var linear: String?
+        for d in 0..<r {
+            var term = try b.emit(name + "__coord\(d)", .cumsum(CumsumAttributes(axis: d, exclusive: true)), [ones])
+            if d < r - 1 {
+                let stride = try b.emit(name + "__stride\(d)", .reduce(ReduceAttributes(function: .sum, axes: Array(d + 1..<r), keepDims: true)), [ones])
+                term = try b.emit(name + "__offset\(d)", .binary(.mul), [term, stride])
+            }
+            linear = try linear.map { try b.emit(name + "__linear\(d)", .binary(.add), [$0, term]) } ?? term
+        }
+        guard let lin = linear else { throw LayerImportFailure("has an empty target shape") }
+        let idx = try b.emit(name + "__index", .cast(to: .int32), [lin])
+        let flat = try b.emit(name + "__flat", .reshapeND(shape: [-1]), [ins[0]])
+        return try b.emit(name, .gather(axis: 0), [flat, idx], output: out)
+    }
+
+    /// tile with reps from input 1 (length = the input's rank): along each axis of size s, the
+    /// indices (0 ..< s·reps[i]) mod s gather the repeated copies.
+    func tileDynamic(_ ins: [String], name: String, out: String) throws -> String {
+        let s = try knownShape(ins[0], "tile with a reps input")
+        guard b.shape(ins[1]) == [s.count] else {
+            throw LayerImportFailure("has reps of shape \(formatShape(b.shape(ins[1]))); expected [\(s.count)] for its rank-\(s.count) input")
+        }
+        let reps = try cast(ins[1], to: .float32, base: name + "__reps")
+        var cur = ins[0]
+        for (d, size) in s.enumerated() {
+            let rep = try b.emit(name + "__rep\(d)", .sliceByIndex(SliceByIndexAttributes(begin: [d], end: [d + 1], stride: [1])), [reps])
+            let n = try b.emit(name + "__n\(d)", .activation(.linear(alpha: Float(size), beta: 0)), [rep])
+            let m = try constantND([Float(size)], shape: [1], base: name + "__size\(d)")
+            let i = try b.emit(name + "__mod\(d)", .binary(.mod), [try arange(count: n, base: name + "__axis\(d)"), m])
+            let idx = try b.emit(name + "__idx\(d)", .cast(to: .int32), [i])
+            cur = try b.emit(d == s.count - 1 ? name : name + "__tile\(d)", .gather(axis: d), [cur, idx], output: d == s.count - 1 ? out : nil)
+        }
+        return cur
+    }
+}
