@@ -90,6 +90,8 @@ public enum CoreMLLayerOps {
         "copy": [.identity],
         "rangeDynamic": [.binary, .cast, .constant, .cumsum, .fill, .unary],
         "whereNonZero": [.argsort, .binary, .cast, .compare, .constant, .cumsum, .fill, .gather, .reduce, .reshapeND, .stack, .unary],
+        "sliceDynamic": [.binary, .cast, .compare, .constant, .cumsum, .fill, .gather, .identity, .reshapeND, .select,
+                         .sliceByIndex, .squeeze, .unary],
         "reshapeDynamic": [.binary, .cast, .cumsum, .fill, .gather, .reduce, .reshapeND],
     ]
 

@@ -108,7 +108,7 @@ final class LayerImporter {
              .other(.fillDynamic), .other(.fillLike), .other(.rangeStatic), .other(.reverse), .other(.reverseSeq),
              .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
              .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
-             .other(.whereNonZero), .other(.reshapeDynamic):
+             .other(.whereNonZero), .other(.reshapeDynamic), .other(.sliceDynamic):
             break
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
@@ -403,6 +403,8 @@ final class LayerImporter {
             try expectInputs(ins, 1); return [try whereNonZero(ins[0], name: name, out: out)]
         case .other(.reshapeDynamic):
             return [try reshapeDynamic(ins, name: name, out: out)]
+        case let .other(.sliceDynamic(p)):
+            return [try sliceDynamic(p, ins, name: name, out: out)]
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }

@@ -149,3 +149,97 @@ extension LayerImporter {
         return cur
     }
 }
+
+extension LayerImporter {
+    /// sliceDynamic: x[begin:end:stride] per axis (Python slicing, masks as sliceStatic's) with
+    /// beginIds from input 1 and endIds / strides from inputs 2 and 3 when present (else the
+    /// parameters). Mask inputs (5th–7th) are refused. Per axis of size S, with float32 values
+    /// read at prediction time, Python's `slice.indices` is applied: a negative index adds S, then
+    /// it is clamped to [0, S] (stride > 0) or [−1, S − 1] (stride < 0); a masked begin / end is
+    /// the first / past-the-last position in the stride's direction; n = ⌈(end − begin)/stride⌉
+    /// positions begin + i·stride are gathered (n must be ≥ 1: the IR has no empty tensors).
+    func sliceDynamic(_ p: Spec.SliceDynamicLayerParams, _ ins: [String], name: String, out: String) throws -> String {
+        try expectInputCount(ins, 2...7)
+        guard ins.count <= 4 else {
+            throw LayerImportFailure("takes its masks from input \(5)…\(ins.count), known only at prediction time; mlconv imports "
+                + "sliceDynamic with begin, end and stride inputs and constant masks")
+        }
+        let s = try knownShape(ins[0], "sliceDynamic")
+        let r = s.count
+        for t in ins.dropFirst() where b.shape(t) != [r] {
+            throw LayerImportFailure("has an index input of shape \(formatShape(b.shape(t))); expected [\(r)] for its rank-\(r) input")
+        }
+        func mask(_ m: [Bool], _ what: String) throws -> [Bool] {
+            if m.isEmpty { return Array(repeating: false, count: r) }
+            guard m.count == r else { throw LayerImportFailure("has \(m.count) \(what); its input has rank \(r)") }
+            return m
+        }
+        let beginMask = try mask(p.beginMasks, "beginMasks"), endMask = try mask(p.endMasks, "endMasks")
+        let squeeze = try mask(p.squeezeMasks, "squeezeMasks")
+        let range = -Int(Int32.max)...Int(Int32.max)
+        let endIds = ins.count > 2 ? [] : try Checked.ints(p.endIds, "endIds", in: range)
+        let strides = ins.count > 3 ? [] : (p.strides.isEmpty ? Array(repeating: 1, count: r) : try Checked.ints(p.strides, "strides", in: range))
+        guard ins.count > 2 || endIds.count == r else { throw LayerImportFailure("has \(endIds.count) endIds; its input has rank \(r)") }
+        guard ins.count > 3 || (strides.count == r && !strides.contains(0)) else {
+            throw LayerImportFailure("has strides \(p.strides); expected \(r) non-zero strides")
+        }
+        let beginV = try cast(ins[1], to: .float32, base: name + "__begin")
+        let endV = ins.count > 2 ? try cast(ins[2], to: .float32, base: name + "__end") : nil
+        let strideV = ins.count > 3 ? try cast(ins[3], to: .float32, base: name + "__stride") : nil
+
+        func const(_ v: Float, _ tag: String) throws -> String { try constantND([v], shape: [1], base: name + "__" + tag) }
+        func element(_ v: String, _ d: Int, _ tag: String) throws -> String {
+            try b.emit(name + "__\(tag)\(d)", .sliceByIndex(SliceByIndexAttributes(begin: [d], end: [d + 1], stride: [1])), [v])
+        }
+        func op(_ f: BinaryFunction, _ x: String, _ y: String, _ tag: String) throws -> String { try b.emit(name + "__" + tag, .binary(f), [x, y]) }
+        func select(_ c: String, _ x: String, _ y: String, _ tag: String) throws -> String { try b.emit(name + "__" + tag, .select, [c, x, y]) }
+
+        var cur = ins[0]
+        var squeezed: [Int] = []
+        for d in 0..<r {
+            let size = Float(s[d])
+            let begin = try element(beginV, d, "b")
+            if squeeze[d] {
+                // Only beginIds[d] is taken (negative counts from the end); the axis is removed.
+                let neg = try b.emit(name + "__bneg\(d)", .compare(.less), [begin, try const(0, "zero\(d)")])
+                let wrapped = try select(neg, try op(.add, begin, try const(size, "size\(d)"), "bwrap\(d)"), begin, "bsel\(d)")
+                let idx = try b.emit(name + "__idx\(d)", .cast(to: .int32), [wrapped])
+                cur = try b.emit(name + "__take\(d)", .gather(axis: d), [cur, idx])
+                squeezed.append(d)
+                continue
+            }
+            // The stride's direction decides the clamping bounds and the masked defaults.
+            let stride: String, negative: String
+            if let strideV {
+                stride = try element(strideV, d, "st")
+                negative = try b.emit(name + "__stneg\(d)", .compare(.less), [stride, try const(0, "zero\(d)")])
+            } else {
+                stride = try const(Float(strides[d]), "st\(d)")
+                negative = try b.emit(name + "__stneg\(d)", .cast(to: .bool), [try const(strides[d] < 0 ? 1 : 0, "stnegf\(d)")])
+            }
+            let lower = try select(negative, try const(-1, "lo_n\(d)"), try const(0, "lo_p\(d)"), "lower\(d)")
+            let upper = try select(negative, try const(size - 1, "up_n\(d)"), try const(size, "up_p\(d)"), "upper\(d)")
+            func clamp(_ v: String, _ tag: String) throws -> String {
+                let neg = try b.emit(name + "__\(tag)neg\(d)", .compare(.less), [v, try const(0, "\(tag)z\(d)")])
+                let wrapped = try op(.maximum, try op(.add, v, try const(size, "\(tag)s\(d)"), "\(tag)w\(d)"), lower, "\(tag)wl\(d)")
+                let capped = try op(.minimum, v, upper, "\(tag)c\(d)")
+                return try select(neg, wrapped, capped, "\(tag)x\(d)")
+            }
+            let start = beginMask[d] ? try select(negative, upper, lower, "bdef\(d)") : try clamp(begin, "bc")
+            let stop: String
+            if endMask[d] {
+                stop = try select(negative, lower, upper, "edef\(d)")
+            } else {
+                let e = try endV.map { try element($0, d, "e") } ?? (try const(Float(endIds[d]), "e\(d)"))
+                stop = try clamp(e, "ec")
+            }
+            let count = try b.emit(name + "__n\(d)", .unary(UnaryAttributes(.ceil)), [try op(.realDiv, try op(.sub, stop, start, "span\(d)"), stride, "q\(d)")])
+            let positions = try op(.add, try op(.mul, try arange(count: count, base: name + "__axis\(d)"), stride, "step\(d)"), start, "pos\(d)")
+            let idx = try b.emit(name + "__idx\(d)", .cast(to: .int32), [positions])
+            cur = try b.emit(name + "__take\(d)", .gather(axis: d), [cur, idx])
+        }
+        if squeezed.isEmpty { return try b.emit(name, .identity, [cur], output: out) }
+        if squeezed.count == r { return try b.emit(name, .reshapeND(shape: [1]), [cur], output: out) }
+        return try b.emit(name, .squeeze(axes: squeezed), [cur], output: out)
+    }
+}
