@@ -95,6 +95,7 @@ public enum CoreMLImporter {
             throw CoreMLImportError.invalidModel(file: fileName, message: "the model has no description (inputs and outputs)")
         }
         let b = ImportBuilder(fileName: fileName)
+        b.exact = network.arrayInputShapeMapping == .exact
         var irDesc = ModelDescription()
         irDesc.metadata = metadata(desc.metadata, model: model)
 
@@ -204,6 +205,20 @@ public enum CoreMLImporter {
     static func importInput(_ f: Spec.FeatureDescription, network: Spec.NeuralNetwork, builder b: ImportBuilder,
                             description: inout ModelDescription) throws {
         guard let kind = f.type?.kind else { throw LayerImportFailure("has no type") }
+        if b.exact {  // Layers/ExactMapping.swift
+            if case let .multiArray(a) = kind {
+                try importExactInput(f, a, builder: b, description: &description)
+                return
+            }
+            if case .image = kind {
+                b.exact = false
+                defer { b.exact = true }
+                try importInput(f, network: network, builder: b, description: &description)
+                b.exact = true
+                try exactImageBlob(f.name, rank5: network.imageInputShapeMapping != .rank4, builder: b)
+                return
+            }
+        }
         switch kind {
         case let .multiArray(a):
             let s = a.shape.map(Int.init)
@@ -310,6 +325,19 @@ public enum CoreMLImporter {
             if isLabelType(kind) {
                 description.metadata.userDefined["mlconv.classLabelOutput"] = f.name
                 return nil
+            }
+        }
+        if b.exact {  // Layers/ExactMapping.swift
+            switch kind {
+            case let .multiArray(a):
+                return try exactOutput(f, a, builder: b, description: &description)
+            case .image:
+                b.blobs[f.name] = try b.legacyView(try b.blob(f.name), base: f.name + "__image").tensor
+            case .dictionary:
+                if let c = classifier, f.name == probabilitiesName {
+                    try exactProbabilities(f.name, classifier: c, layers: layers, builder: b)
+                }
+            default: break
             }
         }
         switch kind {

@@ -11,7 +11,7 @@ public enum CoreMLLayerOps {
         "add": [.elementwise, .reshape],
         "average": [.elementwise],
         "batchnorm": [.batchNorm, .instanceNorm],
-        "biDirectionalLSTM": [.recurrent],
+        "biDirectionalLSTM": [.constant, .recurrent, .reshape],
         "bias": [.constant, .elementwise, .reshape],
         "clip": [.clip],
         "concat": [.concat],
@@ -21,7 +21,7 @@ public enum CoreMLLayerOps {
         "dot": [.matmul],
         "embedding": [.batchNorm, .embedding, .reshape],
         "flatten": [.reshape, .transpose],
-        "gru": [.recurrent],
+        "gru": [.constant, .recurrent, .reshape],
         "innerProduct": [.dense, .reshape, .transpose],
         "l2normalize": [.l2Norm],
         "loadConstant": [.constant],
@@ -31,20 +31,22 @@ public enum CoreMLLayerOps {
         "multiply": [.elementwise, .reshape],
         "mvn": [.elementwise, .globalPool2d, .layerNorm],
         "padding": [.pad],
-        "permute": [.reshape, .transpose],
+        "permute": [.identity, .reshape, .transpose],
         "pooling": [.globalPool2d, .pad, .pool2d],
         "reduce": [.reduce],
         "reorganizeData": [.depthToSpace, .reshape, .spaceToDepth, .transpose],
         "reshape": [.reshape, .transpose],
         "resizeBilinear": [.upsample2d],
         "scale": [.batchNorm, .constant, .elementwise, .reshape],
-        "simpleRecurrent": [.recurrent],
+        "simpleRecurrent": [.constant, .recurrent, .reshape],
         "slice": [.crop, .pool2d, .reshape],
         "softmax": [.softmax],
-        "split": [.crop],
+        "split": [.crop, .split],
         "unary": [.unary],
         "uniDirectionalLSTM": [.constant, .recurrent, .reshape],
         "upsample": [.reshape, .upsample2d],
+        // MARK: rank-N machinery (nncore; Layers/ExactMapping.swift)
+        "sequenceRepeat": [.tile],
         // MARK: shape family (Layers/ShapeImport.swift)
         "transpose": [.transpose],
         "reshapeStatic": [.reshapeND],
@@ -94,6 +96,10 @@ public enum CoreMLLayerOps {
                          .sliceByIndex, .squeeze, .unary],
         "reshapeDynamic": [.binary, .cast, .cumsum, .fill, .gather, .reduce, .reshapeND],
     ]
+
+    /// Layout changes the importer adds around classic layers in EXACT_ARRAY_MAPPING networks
+    /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion), for any layer type.
+    public static let exactLayoutOps: Set<OpKind> = [.reshapeND, .transpose]
 
     /// The Core ML layer types that import to op kind `kind`, sorted.
     public static func layers(producing kind: OpKind) -> [String] {

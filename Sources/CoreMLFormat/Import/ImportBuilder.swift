@@ -18,6 +18,8 @@ final class ImportBuilder {
     var poisoned = Set<String>()
     var problems: [CoreMLImportError.LayerProblem] = []
     var warnings: [String] = []
+    /// EXACT_ARRAY_MAPPING network: blobs keep Core ML's exact shapes (Layers/ExactMapping.swift).
+    var exact = false
     private var nodeNames = Set<String>()
 
     init(fileName: String) { self.fileName = fileName }

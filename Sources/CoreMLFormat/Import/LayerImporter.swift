@@ -27,7 +27,7 @@ final class LayerImporter {
             b.problems.append(.init(layer: layer.name, type: type, reason: reason))
             for o in layer.output { b.poisoned.insert(o) }
         }
-        if let reason = Self.staticUnsupportedReason(layer.layer) {
+        if let reason = Self.staticUnsupportedReason(layer.layer), !(b.exact && Self.exactImports(layer.layer)) {
             fail(reason)
             return
         }
@@ -39,9 +39,9 @@ final class LayerImporter {
         do {
             let ins = try layer.input.map { try b.blob($0) }
             let first = b.nodes.count  // the nodes this layer adds: b.nodes[first...]
-            let outs = try convert(layer, ins, index: index)
+            let outs = b.exact ? try convertExact(layer, ins, index: index) : try convert(layer, ins, index: index)
             #if DEBUG  // test builds: the table `mlconv ops` lists stays true
-            let allowed = CoreMLLayerOps.table[layer.layer.typeName] ?? []
+            let allowed = (CoreMLLayerOps.table[layer.layer.typeName] ?? []).union(b.exact ? CoreMLLayerOps.exactLayoutOps : [])
             if let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
                 throw LayerImportFailure("internal error: importing it produced a '\(stray.op.kind.rawValue)' node, which CoreMLLayerOps does not list for \(layer.layer.typeName); please report it")
             }
