@@ -135,6 +135,27 @@ final class ShapeLayerImportTests: XCTestCase {
         XCTAssertEqual(y.scalars, [x[3 * 5 + 1], x[3 * 5 + 3]])
     }
 
+    /// topK with K read from a second input: the K largest along axis 1 in descending order and
+    /// their indices (ties: lower index first), as the proto's TopKLayerParams comment says.
+    func testTopKWithKFromAnInput() throws {
+        let x: [Float] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]  // [2, 6]
+        let l = Spec.NeuralNetworkLayer(name: "tk", input: ["x", "k"], output: ["y", "i"],
+                                        layer: .other(.topK(.init(axis: -1, k: 1))))
+        let m = Self.model([("x", [2, 6]), ("k", [1])], [("y", [2, 3]), ("i", [2, 3])], [l])
+        let model = try Model(graph: try CoreMLImporter.graph(from: m, fileName: "topk.mlmodel"), configuration: .init(referenceOnly: true))
+        let out = try model.prediction(from: ["x": try NDArray(shape: [2, 6], scalars: x), "k": try NDArray(shape: [1], scalars: [3])])
+        var values: [Float] = [], indices: [Float] = []
+        for r in 0..<2 {
+            let row = Array(x[(r * 6)..<(r * 6 + 6)])
+            let order = row.indices.sorted { row[$0] > row[$1] || (row[$0] == row[$1] && $0 < $1) }.prefix(3)
+            values += order.map { row[$0] }
+            indices += order.map(Float.init)
+        }
+        XCTAssertEqual(out["y"]?.shape, [2, 3])
+        XCTAssertEqual(out["y"]?.scalars, values)
+        XCTAssertEqual(out["i"]?.scalars, indices)
+    }
+
     /// Invalid parameters are typed import errors naming the layer and the problem, never traps.
     func testInvalidParametersAreTypedErrors() throws {
         let cases: [(Spec.NeuralNetworkLayer, [(String, [Int])], String)] = [

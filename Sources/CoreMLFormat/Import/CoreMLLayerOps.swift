@@ -85,7 +85,7 @@ public enum CoreMLLayerOps {
         "lowerTriangular": [.bandPart, .cast, .constant, .select],
         "matrixBandPart": [.bandPart, .cast, .constant, .select],
         "argSort": [.argsort, .cast],
-        "topK": [.cast, .identity, .topk],
+        "topK": [.argsort, .cast, .cumsum, .fill, .gather, .gatherAlongAxis, .identity, .topk],
         "cumSum": [.cumsum],
         "batchedMatmul": [.binary, .matmul, .reshapeND],
         "constantPad": [.pad],

@@ -151,6 +151,21 @@ extension LayerImporter {
 }
 
 extension LayerImporter {
+    /// topK with K from input 1 (one element, 1…the axis size): the stable argsort along the axis
+    /// (descending, or ascending with useBottomK), its first K positions (gather of 0 ..< K), and
+    /// the values there (gatherAlongAxis) — ties keep the lower index first, as the IR's topk.
+    func topKDynamic(_ p: Spec.TopKLayerParams, _ ins: [String], layer: Spec.NeuralNetworkLayer) throws -> [String] {
+        let name = layer.name
+        let a = try ndAxis(p.axis, rank: b.shape(ins[0]).count)
+        let order = try b.emit(name + "__order", .argsort(axis: a, ascending: p.useBottomK), [ins[0]])
+        let k = try cast(ins[1], to: .float32, base: name + "__k")
+        let first = try b.emit(name + "__first", .cast(to: .int32), [try arange(count: k, base: name)])
+        let indices = try b.emit(name + "__indices", .gather(axis: a), [order, first])
+        let values = try b.emit(name, .gatherAlongAxis(axis: a), [ins[0], indices], output: layer.output[0])
+        let indicesF = try b.emit(name + "__indices_f", .cast(to: .float32), [indices], output: layer.output[1])
+        return [values, indicesF]
+    }
+
     /// sliceDynamic: x[begin:end:stride] per axis (Python slicing, masks as sliceStatic's) with
     /// beginIds from input 1 and endIds / strides from inputs 2 and 3 when present (else the
     /// parameters). Mask inputs (5th–7th) are refused. Per axis of size S, with float32 values

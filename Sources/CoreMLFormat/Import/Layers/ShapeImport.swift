@@ -388,10 +388,8 @@ extension LayerImporter {
 
     func topK(_ p: Spec.TopKLayerParams, _ ins: [String], layer: Spec.NeuralNetworkLayer) throws -> [String] {
         try expectInputCount(ins, 1...2)
-        guard ins.count == 1 else {
-            throw LayerImportFailure("takes K from a second input, known only at prediction time; mlconv's IR topk needs a constant K")
-        }
         guard layer.output.count == 2 else { throw LayerImportFailure("has \(layer.output.count) output blobs; topK gives values and indices") }
+        if ins.count == 2 { return try topKDynamic(p, ins, layer: layer) }  // ShapeDynamicImport.swift
         let s = b.shape(ins[0])
         let a = try ndAxis(p.axis, rank: s.count)
         let k = try Checked.int(p.k, "K", in: 1...Node.maxCountAttribute)
