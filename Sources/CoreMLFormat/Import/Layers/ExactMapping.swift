@@ -99,6 +99,7 @@ extension LayerImporter {
     static func exactImports(_ l: Spec.NeuralNetworkLayer.Layer) -> Bool {
         switch l {
         case .sequenceRepeat, .concat(sequenceConcat: true): return true
+        case _ where isRankNShapeLayer(l): return true  // shape family (Layers/ShapeImport.swift)
         default: return false
         }
     }
