@@ -47,6 +47,9 @@ public enum CoreMLLayerOps {
         "upsample": [.matmul, .reshape, .transpose, .upsample2d],
         // MARK: rank-N machinery (nncore; Layers/ExactMapping.swift)
         "sequenceRepeat": [.tile],
+        "convolution3d": [.conv3d, .transpose],
+        "pooling3d": [.pad, .pool3d, .transpose],
+        "globalPooling3d": [.reduce],
     ]
 
     /// Layout changes the importer adds around classic layers in EXACT_ARRAY_MAPPING networks

@@ -99,6 +99,7 @@ extension LayerImporter {
     static func exactImports(_ l: Spec.NeuralNetworkLayer.Layer) -> Bool {
         switch l {
         case .sequenceRepeat, .concat(sequenceConcat: true): return true
+        case .other(.convolution3d), .other(.pooling3d), .other(.globalPooling3d): return true  // Conv3DImport.swift
         default: return false
         }
     }
@@ -173,6 +174,7 @@ extension LayerImporter {
              .scale, .bias, .reduce, .reshape, .flatten, .reorganizeData, .slice, .dot, .custom:
             return try wrapped(layer, ins, index: index)
         default:
+            if let r = try convert3D(layer, ins) { return r }  // Conv3DImport.swift
             return try convert(layer, ins, index: index)
         }
     }
