@@ -50,11 +50,19 @@ public enum CoreMLLayerOps {
         "convolution3d": [.conv3d, .transpose],
         "pooling3d": [.pad, .pool3d, .transpose],
         "globalPooling3d": [.reduce],
+        "branch": [.compare, .cond, .constant, .unary],
+        "loop": [.activation, .compare, .constant, .logical, .unary, .whileLoop],
+        "loopBreak": [.constant],
+        "loopContinue": [.constant],
     ]
 
     /// Layout changes the importer adds around classic layers in EXACT_ARRAY_MAPPING networks
     /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion), for any layer type.
     public static let exactLayoutOps: Set<OpKind> = [.reshapeND, .transpose]
+
+    /// Layer types holding nested networks: the layers of those networks are checked against
+    /// this table one by one, so the nodes they add are not held against the holder's row.
+    public static let nestingLayers: Set<String> = ["branch", "loop"]
 
     /// The Core ML layer types that import to op kind `kind`, sorted.
     public static func layers(producing kind: OpKind) -> [String] {

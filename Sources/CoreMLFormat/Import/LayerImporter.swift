@@ -42,7 +42,8 @@ final class LayerImporter {
             let outs = b.exact ? try convertExact(layer, ins, index: index) : try convert(layer, ins, index: index)
             #if DEBUG  // test builds: the table `mlconv ops` lists stays true
             let allowed = (CoreMLLayerOps.table[layer.layer.typeName] ?? []).union(b.exact ? CoreMLLayerOps.exactLayoutOps : [])
-            if let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
+            if !CoreMLLayerOps.nestingLayers.contains(layer.layer.typeName),
+               let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
                 throw LayerImportFailure("internal error: importing it produced a '\(stray.op.kind.rawValue)' node, which CoreMLLayerOps does not list for \(layer.layer.typeName); please report it")
             }
             #endif
