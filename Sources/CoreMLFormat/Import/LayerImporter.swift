@@ -92,6 +92,18 @@ final class LayerImporter {
             return Self.rankNReason
         case .clip, .clampedReLU: break
         case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
+        // MARK: shape family (Layers/ShapeImport.swift)
+        case .transpose, .reshapeStatic, .flattenTo2D, .expandDims, .squeeze, .concatND, .splitND, .stack, .tile, .gather,
+             .sliceStatic, .embeddingND, .batchedMatmul, .loadConstantND, .constantPad:
+            break
+        case .other(.reshapeLike), .other(.rankPreservingReshape), .other(.sliceBySize), .other(.gatherND),
+             .other(.gatherAlongAxis), .other(.scatter), .other(.scatterND), .other(.scatterAlongAxis), .other(.getShape),
+             .other(.broadcastToStatic), .other(.broadcastToDynamic), .other(.broadcastToLike), .other(.fillStatic),
+             .other(.fillDynamic), .other(.fillLike), .other(.rangeStatic), .other(.reverse), .other(.reverseSeq),
+             .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
+             .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
+             .other(.whereNonZero), .other(.reshapeDynamic), .other(.sliceDynamic):
+            break
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
         default:
@@ -295,6 +307,99 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             let act: Activation = mode == .sigmoidApproximation ? .geluSigmoid : .gelu(approximate: mode == .tanhApproximation)
             return [try b.emit(name, .activation(act), ins, output: out)]
+        // MARK: shape family (Layers/ShapeImport.swift)
+        case let .transpose(axes):
+            try expectInputs(ins, 1); return [try transposeND(axes, ins[0], name: name, out: out)]
+        case let .reshapeStatic(shape):
+            try expectInputs(ins, 1); return [try reshapeStatic(shape, ins[0], name: name, out: out)]
+        case .other(.reshapeLike):
+            return [try reshapeLike(ins, name: name, out: out)]
+        case let .other(.rankPreservingReshape(p)):
+            try expectInputs(ins, 1); return [try rankPreservingReshape(p.targetShape, ins[0], name: name, out: out)]
+        case let .flattenTo2D(axis):
+            try expectInputs(ins, 1); return [try flattenTo2D(axis, ins[0], name: name, out: out)]
+        case let .expandDims(axes):
+            try expectInputs(ins, 1); return [try expandDimsND(axes, ins[0], name: name, out: out)]
+        case let .squeeze(axes, all):
+            try expectInputs(ins, 1); return [try squeezeND(axes, all: all, ins[0], name: name, out: out)]
+        case let .concatND(axis, interleave):
+            return [try concatND(axis, interleave: interleave, ins, name: name, out: out)]
+        case let .splitND(p):
+            try expectInputs(ins, 1); return try splitND(p, ins[0], layer: layer)
+        case let .stack(axis):
+            return [try stackND(axis, ins, name: name, out: out)]
+        case let .tile(reps):
+            return [try tileND(reps, ins, name: name, out: out)]
+        case let .sliceStatic(p):
+            try expectInputs(ins, 1); return [try sliceStatic(p, ins[0], name: name, out: out)]
+        case let .other(.sliceBySize(p)):
+            return [try sliceBySize(p, ins, name: name, out: out)]
+        case let .other(.slidingWindows(p)):
+            try expectInputs(ins, 1); return [try slidingWindows(p, ins[0], name: name, out: out)]
+        case let .gather(axis):
+            return [try gatherND(.gather, axis: axis, ins, name: name, out: out)]
+        case .other(.gatherND):
+            return [try gatherND(.gatherND, axis: nil, ins, name: name, out: out)]
+        case let .other(.gatherAlongAxis(p)):
+            return [try gatherND(.gatherAlongAxis, axis: p.axis, ins, name: name, out: out)]
+        case let .other(.scatter(p)):
+            return [try scatterND(.scatter, axis: p.axis, mode: p.mode, ins, name: name, out: out)]
+        case let .other(.scatterND(p)):
+            return [try scatterND(.scatterND, axis: nil, mode: p.mode, ins, name: name, out: out)]
+        case let .other(.scatterAlongAxis(p)):
+            return [try scatterND(.scatterAlongAxis, axis: p.axis, mode: p.mode, ins, name: name, out: out)]
+        case let .embeddingND(p):
+            try expectInputs(ins, 1); return [try embeddingND(p, ins[0], name: name, out: out)]
+        case .other(.getShape):
+            try expectInputs(ins, 1); return [try getShape(ins[0], name: name, out: out)]
+        case let .other(.broadcastToStatic(p)):
+            try expectInputs(ins, 1); return [try broadcastToStatic(p.targetShape, ins[0], name: name, out: out)]
+        case .other(.broadcastToDynamic):
+            try expectInputs(ins, 2)
+            return [try broadcast(ins[0], toZeros: try fillDynamic(0, ins[1], name: name + "__zeros", out: name + "__zeros"), name: name, out: out)]
+        case .other(.broadcastToLike):
+            try expectInputs(ins, 2)
+            return [try broadcast(ins[0], toZeros: try fill(like: ins[1], value: 0, base: name + "__zeros"), name: name, out: out)]
+        case let .other(.fillStatic(p)):
+            return [try fillStatic(p, name: name, out: out)]
+        case let .other(.fillDynamic(p)):
+            try expectInputs(ins, 1); return [try fillDynamic(p.value, ins[0], name: name, out: out)]
+        case let .other(.fillLike(p)):
+            try expectInputs(ins, 1); return [try fill(like: ins[0], value: p.value, base: name, output: out)]
+        case let .other(.rangeStatic(p)):
+            return [try rangeStatic(p, name: name, out: out)]
+        case let .loadConstantND(p):
+            return [try loadConstantND(p, name: name, out: out)]
+        case let .other(.reverse(p)):
+            try expectInputs(ins, 1); return [try reverseND(p.reverseDim, ins[0], name: name, out: out)]
+        case let .other(.reverseSeq(p)):
+            return [try reverseSeq(p, ins, name: name, out: out)]
+        case let .other(.oneHot(p)):
+            return [try oneHot(p, ins, name: name, out: out)]
+        case let .other(.upperTriangular(p)):
+            try expectInputs(ins, 1); return [try upperTriangular(p.k, ins[0], name: name, out: out)]
+        case let .other(.lowerTriangular(p)):
+            try expectInputs(ins, 1); return [try lowerTriangular(p.k, ins[0], name: name, out: out)]
+        case let .other(.matrixBandPart(p)):
+            try expectInputs(ins, 1); return [try matrixBandPart(p, ins[0], name: name, out: out)]
+        case let .other(.argSort(p)):
+            try expectInputs(ins, 1); return [try argSort(p, ins[0], name: name, out: out)]
+        case let .other(.topK(p)):
+            return try topK(p, ins, layer: layer)
+        case let .other(.cumSum(p)):
+            return [try cumSum(p, ins, name: name, out: out)]
+        case let .batchedMatmul(p):
+            return [try batchedMatmul(p, ins, name: name, out: out)]
+        case let .constantPad(p):
+            return [try constantPad(p, ins, name: name, out: out)]
+        case let .other(.rangeDynamic(p)):
+            return [try rangeDynamic(p, ins, name: name, out: out)]  // Layers/ShapeDynamicImport.swift
+        case .other(.whereNonZero):
+            try expectInputs(ins, 1); return [try whereNonZero(ins[0], name: name, out: out)]
+        case .other(.reshapeDynamic):
+            return [try reshapeDynamic(ins, name: name, out: out)]
+        case let .other(.sliceDynamic(p)):
+            return [try sliceDynamic(p, ins, name: name, out: out)]
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }
