@@ -327,9 +327,9 @@ final class CoreMLImportTests: XCTestCase {
             "packt_FastStyleTransferVanGogh.mlmodel", "r4ghu_mnistCNN.mlmodel", "miyakooti_motionClassifier.mlmodel",
         ]
         let unsupported: [String: Set<String>] = [
-            "ekgapp_ECGClassifier_onnx_nn.mlmodel": ["expandDims", "squeeze", "addBroadcastable", "multiplyBroadcastable", "reshapeStatic", "batchedMatmul"],
-            "thartigan_Situps.mlmodel": ["expandDims", "squeeze", "reduceMean", "reshapeStatic"],
-            "vincecloutier_HandPoseClassifier.mlmodel": ["expandDims", "transpose", "reshapeStatic", "squeeze", "softmaxND"],
+            "ekgapp_ECGClassifier_onnx_nn.mlmodel": ["expandDims", "squeeze", "reshapeStatic", "batchedMatmul"],
+            "thartigan_Situps.mlmodel": ["expandDims", "squeeze", "reshapeStatic"],
+            "vincecloutier_HandPoseClassifier.mlmodel": ["expandDims", "transpose", "reshapeStatic", "squeeze"],
         ]
         var seen: [String] = []
         for name in names {

@@ -54,7 +54,10 @@ public struct CoreMLImportResult: Sendable {
 /// copy, tanh, clip, clampedReLU and gelu, and the recurrent layers uniDirectionalLSTM,
 /// biDirectionalLSTM, gru and simpleRecurrent with embeddings of index sequences and permutes
 /// of the Seq axis (sequence tensors [1, S, C]; optional recurrent-state inputs are omitted, i.e.
-/// zeros: see RecurrentImport.swift). Everything else — the other rank-N
+/// zeros: see RecurrentImport.swift); in EXACT_ARRAY_MAPPING networks also the rank-N
+/// elementwise, comparison, logical, where, reduce*, argMax/argMin, softmaxND,
+/// layerNormalization and random layers (Layers/MathImport.swift, RandomImport.swift;
+/// docs/ELEMENTWISE_MATH.md). Everything else — the other rank-N
 /// (spec 4) layers, and configurations the IR cannot express (sqrt, log, l2normalize, LRN, …) —
 /// is reported: the importer collects every problem of the network and throws one
 /// `CoreMLImportError.unsupportedLayers` listing each layer.

@@ -88,7 +88,7 @@ final class LayerImporter {
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
             return RecurrentImport.unsupportedReason(l)  // RecurrentImport.swift
         case let .simple(k):
-            if k == .copy || k == .tanh { break }
+            if k == .copy || k == .tanh || Self.isMathLayer(l) { break }  // nnmath: Layers/MathImport.swift
             return Self.rankNReason
         case .clip, .clampedReLU: break
         case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
@@ -106,6 +106,8 @@ final class LayerImporter {
             break
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(l): break
         default:
             return Self.rankNReason
         }
@@ -400,6 +402,9 @@ final class LayerImporter {
             return [try reshapeDynamic(ins, name: name, out: out)]
         case let .other(.sliceDynamic(p)):
             return [try sliceDynamic(p, ins, name: name, out: out)]
+        // MARK: nnmath (Layers/MathImport.swift)
+        case _ where Self.isMathLayer(layer.layer):
+            return try convertMath(layer, ins)
         default:
             throw LayerImportFailure(Self.staticUnsupportedReason(layer.layer) ?? "is not supported")
         }

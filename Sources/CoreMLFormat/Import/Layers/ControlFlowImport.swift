@@ -205,7 +205,7 @@ extension LayerImporter {
         guard let body = p.bodyNetwork else { throw LayerImportFailure("loop has no bodyNetwork") }
         let condLayers = p.conditionNetwork?.layers ?? []
         let hasCond = p.conditionNetwork != nil && !p.conditionVar.isEmpty
-        if p.conditionNetwork != nil && p.conditionVar.isEmpty { throw LayerImportFailure("loop has a conditionNetwork but no conditionVar") }
+        if !condLayers.isEmpty && p.conditionVar.isEmpty { throw LayerImportFailure("loop has a conditionNetwork but no conditionVar") }
         if hasCond {
             // The condition before the first iteration, in the enclosing graph.
             let before = b.problems.count
