@@ -174,6 +174,17 @@ extension LayerImporter {
         guard ins.count == 1 else { throw LayerImportFailure("branch takes one input (the condition), found \(ins.count)") }
         guard let ifNet = p.ifBranch else { throw LayerImportFailure("branch has no ifBranch network") }
         let nets = [ifNet.layers, p.elseBranch?.layers ?? []]
+        if let v = b.staticValue(ins[0]), v.count == 1 {
+            // A predicate known at import: only the taken network is imported, inline.
+            let taken = abs(v[0]) > 1e-6 ? nets[0] : nets[1]
+            let before = b.problems.count
+            let li = LayerImporter(builder: b, layers: taken, consumers: [:], description: description)
+            li.importSequence(taken, loopBody: b.blobs[ControlFlowImport.breakFlag] != nil || b.blobs[ControlFlowImport.continueFlag] != nil)
+            if b.problems.count > before {
+                throw LayerImportFailure("its \(abs(v[0]) > 1e-6 ? "if" : "else") network (taken: the condition is \(v[0]) at import) cannot be imported")
+            }
+            return []
+        }
         let scopes = nets.map(ControlFlowImport.scope)
         let operands = existing(scopes.flatMap(\.reads) + scopes.flatMap(\.writes))
         let yields = ControlFlowImport.unique(scopes.flatMap(\.writes)).filter { w in
@@ -274,6 +285,85 @@ extension LayerImporter {
         } catch {
             restoreSpecials()
             throw error
+        }
+    }
+}
+
+extension ImportBuilder {
+    /// The value of `tensor` (row-major) when it follows from constants and static shapes alone,
+    /// through a few shape-arithmetic ops (constant, shape, cast, reshapes, 1-D slices and
+    /// reductions, comparisons, add / subtract / multiply, linear activations); nil otherwise.
+    /// coremltools' TensorFlow lowering guards list growth with branches whose predicate is such
+    /// arithmetic, and whose untaken side need not even be well-typed.
+    func staticValue(_ tensor: String, depth: Int = 0) -> [Double]? {
+        guard depth < 64, let node = nodes.last(where: { $0.outputs.contains(tensor) }), node.outputs.count == 1 else { return nil }
+        func arg(_ i: Int) -> [Double]? { i < node.inputs.count ? staticValue(node.inputs[i], depth: depth + 1) : nil }
+        func pair() -> ([Double], [Double])? {
+            guard let x = arg(0) else { return nil }
+            if let y = node.inputs.count > 1 ? arg(1) : node.weights["y"].map({ $0.floats().map(Double.init) }) { return (x, y) }
+            return nil
+        }
+        func zipped(_ f: (Double, Double) -> Double) -> [Double]? {
+            guard let p = pair() else { return nil }
+            let (x, y) = p
+            if x.count == y.count { return zip(x, y).map(f) }
+            if y.count == 1 { return x.map { f($0, y[0]) } }
+            if x.count == 1 { return y.map { f(x[0], $0) } }
+            return nil
+        }
+        switch node.op {
+        case .constant:
+            guard let w = node.weights["value"], w.shape.reduce(1, *) <= 4096 else { return nil }
+            return w.floats().map(Double.init)
+        case .shape:
+            let s = shape(node.inputs[0])
+            return s.allSatisfy({ $0 >= 0 }) ? s.map(Double.init) : nil
+        case .cast, .identity, .reshapeND, .reshape, .squeeze, .expandDims:
+            return arg(0)
+        case let .sliceByIndex(a):
+            guard let v = arg(0), shape(node.inputs[0]).count == 1, let ax = a.resolve([v.count])?.first else { return nil }
+            return (0..<ax.count).map { v[ax.start + $0 * ax.step] }
+        case let .reduce(a):
+            guard let v = arg(0), !v.isEmpty, shape(node.inputs[0]).count <= 1 else { return nil }
+            switch a.function {
+            case .max: return v.max().map { [$0] }
+            case .min: return v.min().map { [$0] }
+            case .sum: return [v.reduce(0, +)]
+            case .prod: return [v.reduce(1, *)]
+            case .mean: return [v.reduce(0, +) / Double(v.count)]
+            default: return nil
+            }
+        case let .compare(f):
+            return zipped { x, y in
+                let r: Bool
+                switch f {
+                case .equal: r = x == y
+                case .notEqual: r = x != y
+                case .less: r = x < y
+                case .lessEqual: r = x <= y
+                case .greater: r = x > y
+                case .greaterEqual: r = x >= y
+                }
+                return r ? 1 : 0
+            }
+        case let .binary(f):
+            switch f {
+            case .add: return zipped(+)
+            case .sub: return zipped(-)
+            case .mul: return zipped(*)
+            default: return nil
+            }
+        case let .elementwise(k) where node.inputs.count == 2:
+            switch k {
+            case .add: return zipped(+)
+            case .subtract: return zipped(-)
+            case .multiply: return zipped(*)
+            default: return nil
+            }
+        case let .activation(.linear(alpha, beta)):
+            return arg(0).map { $0.map { Double(alpha) * $0 + Double(beta) } }
+        default:
+            return nil
         }
     }
 }
