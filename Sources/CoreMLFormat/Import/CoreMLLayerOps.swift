@@ -54,6 +54,7 @@ public enum CoreMLLayerOps {
         "loop": [.activation, .compare, .constant, .logical, .unary, .whileLoop],
         "loopBreak": [.constant],
         "loopContinue": [.constant],
+        "NonMaximumSuppression": [.cast, .nonMaximumSuppression],
         // MARK: shape family (Layers/ShapeImport.swift)
         "transpose": [.transpose],
         "reshapeStatic": [.reshapeND],

@@ -101,6 +101,7 @@ extension LayerImporter {
         case .sequenceRepeat, .concat(sequenceConcat: true): return true
         case .other(.convolution3d), .other(.pooling3d), .other(.globalPooling3d): return true  // Conv3DImport.swift
         case .other(.branch), .other(.loop), .other(.loopBreak), .other(.loopContinue): return true  // ControlFlowImport.swift
+        case .other(.nonMaximumSuppression): return true  // NMSLayerImport.swift
         default: return false
         }
     }
@@ -179,6 +180,7 @@ extension LayerImporter {
         case let .other(.loop(p)): return try loop(p, ins, layer: layer)
         case .other(.loopBreak): return try loopFlag(ControlFlowImport.breakFlag, layer: layer)
         case .other(.loopContinue): return try loopFlag(ControlFlowImport.continueFlag, layer: layer)
+        case let .other(.nonMaximumSuppression(p)): return try nonMaximumSuppressionLayer(p, ins, layer: layer)  // NMSLayerImport.swift
         default:
             if let r = try convert3D(layer, ins) { return r }  // Conv3DImport.swift
             return try convert(layer, ins, index: index)
