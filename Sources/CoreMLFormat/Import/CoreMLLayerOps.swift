@@ -55,6 +55,7 @@ public enum CoreMLLayerOps {
         "loopBreak": [.constant],
         "loopContinue": [.constant],
         "NonMaximumSuppression": [.cast, .nonMaximumSuppression],
+        "cropResize": [.activation, .binary, .cast, .clip, .gather, .matmul, .reshapeND, .sliceByIndex, .unary],
         // MARK: shape family (Layers/ShapeImport.swift)
         "transpose": [.transpose],
         "reshapeStatic": [.reshapeND],

@@ -102,6 +102,7 @@ extension LayerImporter {
         case .other(.convolution3d), .other(.pooling3d), .other(.globalPooling3d): return true  // Conv3DImport.swift
         case .other(.branch), .other(.loop), .other(.loopBreak), .other(.loopContinue): return true  // ControlFlowImport.swift
         case .other(.nonMaximumSuppression): return true  // NMSLayerImport.swift
+        case .other(.cropResize): return true  // CropResizeImport.swift
         default: return false
         }
     }
@@ -181,6 +182,7 @@ extension LayerImporter {
         case .other(.loopBreak): return try loopFlag(ControlFlowImport.breakFlag, layer: layer)
         case .other(.loopContinue): return try loopFlag(ControlFlowImport.continueFlag, layer: layer)
         case let .other(.nonMaximumSuppression(p)): return try nonMaximumSuppressionLayer(p, ins, layer: layer)  // NMSLayerImport.swift
+        case let .other(.cropResize(p)): return try cropResize(p, ins, layer: layer)  // CropResizeImport.swift
         default:
             if let r = try convert3D(layer, ins) { return r }  // Conv3DImport.swift
             return try convert(layer, ins, index: index)
