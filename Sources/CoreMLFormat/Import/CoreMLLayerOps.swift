@@ -133,6 +133,26 @@ public enum CoreMLLayerOps {
     /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion), for any layer type.
     public static let exactLayoutOps: Set<OpKind> = [.reshapeND, .transpose]
 
+    /// Why a layer type the schema declares is not imported at all (types absent from `table`).
+    /// `CoreMLLayerCatalogTests` checks that every type is in `table` or here.
+    public static let refusals: [String: String] = [:]
+
+    /// Configurations of imported layer types that are refused with a typed error (the reasons
+    /// `LayerImporter.staticUnsupportedReason` and the converters give).
+    public static let limitations: [String: String] = [
+        "uniDirectionalLSTM": "peephole connections and a coupled input/forget gate (the IR's LSTM has neither); "
+            + "the cell clip threshold is not applied (a warning); different cell-input and cell-output activations",
+        "biDirectionalLSTM": "peephole connections, coupled input/forget gate, different forward and backward activations",
+        "custom": "imports as the IR's custom op; running it needs an implementation registered for its class "
+            + "(else a typed error naming the class at load)",
+        "batchnorm": "computeMeanVar without instanceNormalization (batch statistics at run time)",
+        "upsample": "nearest-neighbour upsampling by fractional factors",
+        "NonMaximumSuppression": "thresholds or maxBoxes from run-time inputs (taken when known at import)",
+        "cropResize": "UPSAMPLE_MODE and ROI_ALIGN_MODE grids inside run-time boxes",
+        "convolution3d": "isDeconvolution",
+        "convolution": "weights from a second input (specification 4)",
+    ]
+
     /// Layer types holding nested networks: the layers of those networks are checked against
     /// this table one by one, so the nodes they add are not held against the holder's row.
     public static let nestingLayers: Set<String> = ["branch", "loop"]
