@@ -257,6 +257,12 @@ public enum Op: Codable, Hashable, Sendable {
     case listLength
     /// MIL `shape`, ONNX `Shape`: x → int32 [rank(x)], the run-time dimensions.
     case shape
+    // MARK: random ops (Ops/Random.swift)
+    /// Seeded pseudo-random samples (`RandomAttributes`: normal, uniform or Bernoulli; mlconv's
+    /// documented generator): x (any element type, only its shape is read) → float32 of x's
+    /// shape. MIL `random_normal` / `random_uniform` / `random_bernoulli` with shape = shape(x);
+    /// Core ML `random*Like` (`random*Static` / `random*Dynamic`: `fill` then this op).
+    case random(RandomAttributes)
 
     /// A short name for messages and `inspect` (e.g. "conv2d").
     public var name: String {
@@ -330,6 +336,8 @@ public enum Op: Codable, Hashable, Sendable {
         case .listScatter: return "listScatter"
         case .listLength: return "listLength"
         case .shape: return "shape"
+        // MARK: random ops
+        case .random: return "random"
         // MARK: elementwise math ops
         case .unary: return "unary"
         case .binary: return "binary"
@@ -379,6 +387,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
     // MARK: convolution and pooling in 1-D and 3-D
     case conv1d, conv3d, pool1d, pool3d, deconv3d
     case reshapeND, deconv1d
+    // MARK: random ops
+    case random
 
     /// The op's definition (Sources/MLGraph/Ops/): summary, correspondences, shape inference,
     /// attribute validation and weight roles. The switch is exhaustive: a new kind without a
@@ -476,6 +486,8 @@ public enum OpKind: String, CaseIterable, Codable, Hashable, Sendable, Comparabl
         case .deconv3d: return Deconv3DDefinition.self
         case .reshapeND: return ReshapeNDDefinition.self
         case .deconv1d: return Deconv1DDefinition.self
+        // MARK: random ops
+        case .random: return RandomDefinition.self
         }
     }
 
@@ -577,6 +589,8 @@ extension Op {
         case .deconv3d: return .deconv3d
         case .reshapeND: return .reshapeND
         case .deconv1d: return .deconv1d
+        // MARK: random ops
+        case .random: return .random
         }
     }
 

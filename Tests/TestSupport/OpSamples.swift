@@ -186,8 +186,11 @@ public enum OpSamples {
         // MARK: elementwise math ops
         case .unary:
             return UnaryFunction.allCases.map {
-                // scale and shift keep x' = 0.5x + 1.5 positive for inputs in [−1, 1] (finite sqrt, log, …).
-                (node(.unary(UnaryAttributes($0, alpha: $0 == .power ? 3 : 0.25, epsilon: $0.milDefaultEpsilon, scale: 0.5, shift: 1.5))), [nhwc])
+                // scale and shift keep x' = 0.5x + 1.5 positive for inputs in [−1, 1] (finite sqrt, log, acosh, …);
+                // asin, acos and atanh take x' = 0.5x in (−1, 1).
+                let inUnitInterval: Set<UnaryFunction> = [.asin, .acos, .atanh]
+                let shift: Float = inUnitInterval.contains($0) ? 0 : 1.5
+                return (node(.unary(UnaryAttributes($0, alpha: $0 == .power ? 3 : 0.25, epsilon: $0.milDefaultEpsilon, scale: 0.5, shift: shift))), [nhwc])
             }
         case .binary:
             // Two inputs where any values are fine; a constant y in [0.5, 2] (integers for pow) for the others.
@@ -306,6 +309,11 @@ public enum OpSamples {
                     (node(.deconv3d(DeconvNDAttributes(kernel: [1, 2, 2], strides: [1, 2, 2], dilations: [1, 1, 2],
                                                        padding: .explicit(before: [0, 1, 0], after: [0, 0, 1]), outputChannels: 2)),
                           weights: ["weight": randomConstant([3, 2, 1, 2, 2])]), [TensorType([2, 2, 3, 3, 3])])]
+        // MARK: random ops
+        case .random:
+            return [(node(.random(RandomAttributes(.normal(mean: 0.5, stdDev: 2), seed: 7))), [nhwc]),
+                    (node(.random(RandomAttributes(.uniform(low: -1, high: 3), seed: -1))), [TensorType([3, 5])]),
+                    (node(.random(RandomAttributes(.bernoulli(probability: 0.25), seed: 42))), [TensorType([4, 2], .int32)])]
         }
     }
 }

@@ -27,7 +27,7 @@ extension ExportWriter {
     /// `Op.unary`: Core ML `unary` where it has the function (sqrt, rsqrt, inverse, power, exp,
     /// log, abs, threshold — with scale, shift, alpha and epsilon), neg as LINEAR, square as
     /// POWER 2, exp2 as EXP with the scale and shift multiplied by ln 2; the other functions
-    /// (sin, cos, tan, erf, floor, ceil, round, sign) only exist as rank-N layers (spec 4), which
+    /// (sin, cos, tan, their inverse and hyperbolic forms, erf, floor, ceil, round, sign) only exist as rank-N layers (spec 4), which
     /// this writer does not emit: refused.
     mutating func lowerUnary(_ node: Node, _ a: UnaryAttributes, _ inBlob: String, _ out: String) {
         guard a.scale != 0 else {
@@ -51,7 +51,7 @@ extension ExportWriter {
         case .abs: layer = Self.exactUnary(.abs, scale: a.scale, shift: a.shift)
         case .threshold: layer = Self.exactUnary(.threshold, alpha: a.alpha, scale: a.scale, shift: a.shift)
         case .neg: layer = Self.act(.linear(alpha: -a.scale, beta: -a.shift))
-        case .sin, .cos, .tan, .erf, .floor, .ceil, .round, .sign:
+        case .sin, .cos, .tan, .asin, .acos, .atan, .sinh, .cosh, .tanh, .asinh, .acosh, .atanh, .erf, .floor, .ceil, .round, .sign:
             return fail(node, "unary \(a.function.rawValue) exists in Core ML only as a rank-N layer (spec 4, NeuralNetwork v2), which the exporter does not write",
                         "Export to an ML Program (coremltools) or remove the node.")
         }

@@ -41,6 +41,15 @@ public enum UnaryFunction: String, Codable, Hashable, Sendable, CaseIterable {
     case threshold
     /// x'^alpha (Core ML POWER; C `powf`, as `np.power` on float32).
     case power
+    /// Inverse trigonometric functions (C `asinf`, `acosf`, `atanf`; NaN outside [−1, 1] for asin
+    /// and acos). MIL `asin`, `acos`, `atan`; Core ML `asin`, `acos`, `atan` (NeuralNetwork v2).
+    case asin, acos, atan
+    /// Hyperbolic functions (C `sinhf`, `coshf`, `tanhf`). MIL `sinh`, `cosh`, `tanh`; Core ML
+    /// `sinh`, `cosh`, `tanh` (NeuralNetwork v2).
+    case sinh, cosh, tanh
+    /// Inverse hyperbolic functions (C `asinhf`, `acoshf` — NaN below 1 —, `atanhf` — ±inf at
+    /// ±1, NaN beyond). MIL `atanh`; Core ML `asinh`, `acosh`, `atanh` (NeuralNetwork v2).
+    case asinh, acosh, atanh
 
     /// MIL's default epsilon for the functions that take one (0 for the others).
     public var milDefaultEpsilon: Float {
@@ -92,6 +101,15 @@ public struct UnaryAttributes: Codable, Hashable, Sendable {
         case .sin: return sinf(x)
         case .cos: return cosf(x)
         case .tan: return tanf(x)
+        case .asin: return asinf(x)
+        case .acos: return acosf(x)
+        case .atan: return atanf(x)
+        case .sinh: return sinhf(x)
+        case .cosh: return coshf(x)
+        case .tanh: return tanhf(x)
+        case .asinh: return asinhf(x)
+        case .acosh: return acoshf(x)
+        case .atanh: return atanhf(x)
         case .erf: return erff(x)
         case .floor: return x.rounded(.down)
         case .ceil: return x.rounded(.up)
@@ -168,15 +186,16 @@ public enum BinaryFunction: String, Codable, Hashable, Sendable, CaseIterable {
 }
 
 /// Definition of `Op.unary`: y = f(scale·x + shift) for one `UnaryFunction`. MIL `abs`, `sqrt`,
-/// `rsqrt`, `inverse`, `exp`, `exp2`, `log`, `sin`, `cos`, `tan`, `erf`, `floor`, `ceil`, `round`,
-/// `sign`, `square`, `threshold`; ONNX `Abs`, `Neg`, `Sqrt`, `Reciprocal`, `Exp`, `Log`, `Sin`, …;
+/// `rsqrt`, `inverse`, `exp`, `exp2`, `log`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`,
+/// `cosh`, `tanh`, `atanh`, `erf`, `floor`, `ceil`, `round`, `sign`, `square`, `threshold`; ONNX `Abs`, `Neg`, `Sqrt`, `Reciprocal`, `Exp`, `Log`, `Sin`, …;
 /// Core ML `unary` (UnaryFunctionLayerParams).
 enum UnaryDefinition: OpDefinition {
     static let kind = OpKind.unary
     static let summary = "elementwise math function f(scale·x + shift): abs, neg, sqrt, rsqrt, inverse, exp, log, sin, round, power, …"
-    static let milOps = ["abs", "sqrt", "rsqrt", "inverse", "exp", "exp2", "log", "sin", "cos", "tan", "erf", "floor", "ceil",
-                         "round", "sign", "square", "threshold"]
-    static let onnxOps = ["Abs", "Neg", "Sqrt", "Reciprocal", "Exp", "Log", "Sin", "Cos", "Tan", "Erf", "Floor", "Ceil", "Round",
+    static let milOps = ["abs", "sqrt", "rsqrt", "inverse", "exp", "exp2", "log", "sin", "cos", "tan", "asin", "acos", "atan",
+                         "sinh", "cosh", "tanh", "atanh", "erf", "floor", "ceil", "round", "sign", "square", "threshold"]
+    static let onnxOps = ["Abs", "Neg", "Sqrt", "Reciprocal", "Exp", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+                          "Sinh", "Cosh", "Tanh", "Asinh", "Acosh", "Atanh", "Erf", "Floor", "Ceil", "Round",
                           "Sign", "Pow"]
 
     static func checkAttributes(of node: Node) throws {

@@ -28,7 +28,8 @@ func makeDNNLEltwiseKernel(_ ctx: KernelContext, _ e: DNNLEltwise) throws -> Ker
 /// round (half to even, as the reference), and neg with any scale/shift (linear). Declines an
 /// input transform (scale ≠ 1 or shift ≠ 0) for the others (a second eltwise would be needed:
 /// see `DNNLActivation` for why chains are avoided) and the functions oneDNN lacks (exp2, sin,
-/// cos, tan, erf, floor, ceil, sign, and log/inverse/rsqrt with an epsilon).
+/// cos, tan, the inverse and hyperbolic functions, erf, floor, ceil, sign, and log/inverse/rsqrt
+/// with an epsilon).
 enum DNNLUnary {
     static let factory: KernelFactory = dnnlFactory(make)
 
@@ -46,7 +47,8 @@ enum DNNLUnary {
         case .inverse: return a.epsilon == 0 ? DNNLEltwise(alg: dnnl_eltwise_pow, alpha: 1, beta: -1) : nil
         case .rsqrt: return a.epsilon == 0 ? DNNLEltwise(alg: dnnl_eltwise_pow, alpha: 1, beta: -0.5) : nil
         case .threshold: return DNNLEltwise(alg: dnnl_eltwise_clip_v2, alpha: a.alpha, beta: .infinity)
-        case .neg, .exp2, .sin, .cos, .tan, .erf, .floor, .ceil, .sign: return nil
+        case .neg, .exp2, .sin, .cos, .tan, .asin, .acos, .atan, .sinh, .cosh, .tanh, .asinh, .acosh, .atanh, .erf, .floor, .ceil, .sign:
+            return nil
         }
     }
 

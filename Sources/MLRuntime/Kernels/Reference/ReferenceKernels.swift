@@ -71,5 +71,7 @@ enum ReferenceKernels {
         // MARK: convolution and pooling in 1-D and 3-D (ConvPoolND.swift)
         .conv1d: ReferenceConvND.make, .conv3d: ReferenceConvND.make,
         .pool1d: ReferencePoolND.make, .pool3d: ReferencePoolND.make, .deconv3d: ReferenceDeconv3D.make, .deconv1d: ReferenceDeconv3D.make,
+        // MARK: random ops (Random.swift)
+        .random: ReferenceRandom.make,
     ]
 }
