@@ -17,6 +17,11 @@ public struct CoreMLImportResult: Sendable {
 /// Imports Core ML neural networks (`neuralNetwork`, `neuralNetworkClassifier`,
 /// `neuralNetworkRegressor`) into the graph IR.
 ///
+/// **Shape mapping.** Networks with `arrayInputShapeMapping = EXACT_ARRAY_MAPPING` keep Core ML's
+/// exact shapes (any rank, no batch axis added): see Layers/ExactMapping.swift, which also says how
+/// classic layers run on rank-N tensors there. What follows describes RANK5_ARRAY_MAPPING networks.
+/// The status of every layer type: `CoreMLLayerCatalog` (`mlconv ops --coreml`, docs/COREML_LAYERS.md).
+///
 /// **Layout.** Core ML's classic layers work on rank-5 blobs [Seq, Batch, C, H, W]; the IR is
 /// channels-last with the batch first. Each blob becomes an NHWC tensor [1, H, W, C] (or [1, C]
 /// for vector blobs [C, 1, 1]), so convolution, pooling, softmax, concat, … act on axis 3.

@@ -74,7 +74,7 @@ final class ImportBuilder {
 
     /// Appends a node with several outputs (custom layers).
     func emitMulti(_ name: String, _ op: Op, _ ins: [String], outputs: [String],
-                   weights: [String: ConstantTensor] = [:]) throws -> [String] {
+                   weights: [String: ConstantTensor] = [:], blocks: [Block] = []) throws -> [String] {
         let nodeName = freshNodeName(name)
         var outs: [String] = []
         for o in outputs {
@@ -83,7 +83,7 @@ final class ImportBuilder {
             types[t] = TensorType([])
             outs.append(t)
         }
-        let node = Node(name: nodeName, op: op, inputs: ins, outputs: outs, weights: weights)
+        let node = Node(name: nodeName, op: op, inputs: ins, outputs: outs, weights: weights, blocks: blocks)
         let outTypes: [TensorType]
         do { outTypes = try node.inferOutputTypes(ins.map { types[$0]! }) } catch {
             for t in outs { types[t] = nil }

@@ -42,7 +42,8 @@ final class LayerImporter {
             let outs = b.exact ? try convertExact(layer, ins, index: index) : try convert(layer, ins, index: index)
             #if DEBUG  // test builds: the table `mlconv ops` lists stays true
             let allowed = (CoreMLLayerOps.table[layer.layer.typeName] ?? []).union(b.exact ? CoreMLLayerOps.exactLayoutOps : [])
-            if let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
+            if !CoreMLLayerOps.nestingLayers.contains(layer.layer.typeName),
+               let stray = b.nodes[first...].first(where: { !allowed.contains($0.op.kind) }) {
                 throw LayerImportFailure("internal error: importing it produced a '\(stray.op.kind.rawValue)' node, which CoreMLLayerOps does not list for \(layer.layer.typeName); please report it")
             }
             #endif
@@ -62,8 +63,6 @@ final class LayerImporter {
     static func staticUnsupportedReason(_ l: Spec.NeuralNetworkLayer.Layer) -> String? {
         switch l {
         case .none: return "the layer has no type (an empty `layer` field)"
-        case let .pooling(p) where p.type == .l2:
-            return "L2 pooling is not expressible in mlconv's IR"
         case .convolution, .pooling, .activation, .innerProduct, .softmax, .crop, .padding, .upsample,
              .add, .multiply, .average, .max, .min, .scale, .bias, .reshape, .flatten, .permute, .custom,
              .loadConstant, .split, .embedding:
@@ -81,12 +80,7 @@ final class LayerImporter {
         case .mvn, .l2normalize, .lrn: break  // reductions and normalisation ops: NormalizationImport.swift
         case let .reduce(p):
             if let reason = Self.reduceUnsupportedReason(p) { return reason }
-        case let .slice(p):
-            if p.stride > 1 && p.axis == .channel { return "channel slicing with stride \(p.stride) is not expressible in mlconv's IR" }
-        case let .resizeBilinear(p):
-            if p.mode == .roiAlign { return "resizeBilinear in ROI_ALIGN_MODE is not expressible in mlconv's IR" }
-        case let .dot(cosine):
-            if cosine { return "dot with cosineSimilarity is not expressible in mlconv's IR (it has no sqrt or division op)" }
+        case .slice, .resizeBilinear, .dot: break  // every configuration (Layers/ClassicVariants.swift)
         case let .reorganizeData(p):
             if ![.spaceToDepth, .depthToSpace, .pixelShuffle].contains(p.mode) { return "reorganizeData mode \(p.mode.rawValue) is unknown" }
             if p.blockSize < 1 || p.blockSize > UInt64(Node.maxWindowAttribute) { return "reorganizeData blockSize \(p.blockSize) is out of range" }
@@ -98,6 +92,18 @@ final class LayerImporter {
             return Self.rankNReason
         case .clip, .clampedReLU: break
         case .gelu: break  // every mode (the sigmoid approximation is Activation.geluSigmoid)
+        // MARK: shape family (Layers/ShapeImport.swift)
+        case .transpose, .reshapeStatic, .flattenTo2D, .expandDims, .squeeze, .concatND, .splitND, .stack, .tile, .gather,
+             .sliceStatic, .embeddingND, .batchedMatmul, .loadConstantND, .constantPad:
+            return Self.rankNShapeLayerNeedsExact  // imported in EXACT networks (exactImports)
+        case .other(.reshapeLike), .other(.rankPreservingReshape), .other(.sliceBySize), .other(.gatherND),
+             .other(.gatherAlongAxis), .other(.scatter), .other(.scatterND), .other(.scatterAlongAxis), .other(.getShape),
+             .other(.broadcastToStatic), .other(.broadcastToDynamic), .other(.broadcastToLike), .other(.fillStatic),
+             .other(.fillDynamic), .other(.fillLike), .other(.rangeStatic), .other(.reverse), .other(.reverseSeq),
+             .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
+             .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
+             .other(.whereNonZero), .other(.reshapeDynamic), .other(.sliceDynamic):
+            return Self.rankNShapeLayerNeedsExact
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
         // MARK: nnmath (Layers/MathImport.swift)
@@ -274,9 +280,10 @@ final class LayerImporter {
         case let .reorganizeData(p):
             try expectInputs(ins, 1)
             return [try reorganizeData(p, ins[0], name: name, out: out)]
-        case .dot:
+        case let .dot(cosine):
             // [C] · [C] → [1]: matmul of the two [1, C] vectors, the second transposed ([1, 1]).
             try expectInputs(ins, 2)
+            if cosine { return [try cosineSimilarity(ins, name: name, out: out)] }  // Layers/ClassicVariants.swift
             let v = try ins.enumerated().map { try b.toVector($1, base: "\(name)__in\($0)") }
             return [try b.emit(name, .matmul(MatMulAttributes(transposeY: true)), v, output: out)]
         case .simple(.copy):
@@ -302,6 +309,99 @@ final class LayerImporter {
             try expectInputs(ins, 1)
             let act: Activation = mode == .sigmoidApproximation ? .geluSigmoid : .gelu(approximate: mode == .tanhApproximation)
             return [try b.emit(name, .activation(act), ins, output: out)]
+        // MARK: shape family (Layers/ShapeImport.swift)
+        case let .transpose(axes):
+            try expectInputs(ins, 1); return [try transposeND(axes, ins[0], name: name, out: out)]
+        case let .reshapeStatic(shape):
+            try expectInputs(ins, 1); return [try reshapeStatic(shape, ins[0], name: name, out: out)]
+        case .other(.reshapeLike):
+            return [try reshapeLike(ins, name: name, out: out)]
+        case let .other(.rankPreservingReshape(p)):
+            try expectInputs(ins, 1); return [try rankPreservingReshape(p.targetShape, ins[0], name: name, out: out)]
+        case let .flattenTo2D(axis):
+            try expectInputs(ins, 1); return [try flattenTo2D(axis, ins[0], name: name, out: out)]
+        case let .expandDims(axes):
+            try expectInputs(ins, 1); return [try expandDimsND(axes, ins[0], name: name, out: out)]
+        case let .squeeze(axes, all):
+            try expectInputs(ins, 1); return [try squeezeND(axes, all: all, ins[0], name: name, out: out)]
+        case let .concatND(axis, interleave):
+            return [try concatND(axis, interleave: interleave, ins, name: name, out: out)]
+        case let .splitND(p):
+            try expectInputs(ins, 1); return try splitND(p, ins[0], layer: layer)
+        case let .stack(axis):
+            return [try stackND(axis, ins, name: name, out: out)]
+        case let .tile(reps):
+            return [try tileND(reps, ins, name: name, out: out)]
+        case let .sliceStatic(p):
+            try expectInputs(ins, 1); return [try sliceStatic(p, ins[0], name: name, out: out)]
+        case let .other(.sliceBySize(p)):
+            return [try sliceBySize(p, ins, name: name, out: out)]
+        case let .other(.slidingWindows(p)):
+            try expectInputs(ins, 1); return [try slidingWindows(p, ins[0], name: name, out: out)]
+        case let .gather(axis):
+            return [try gatherND(.gather, axis: axis, ins, name: name, out: out)]
+        case .other(.gatherND):
+            return [try gatherND(.gatherND, axis: nil, ins, name: name, out: out)]
+        case let .other(.gatherAlongAxis(p)):
+            return [try gatherND(.gatherAlongAxis, axis: p.axis, ins, name: name, out: out)]
+        case let .other(.scatter(p)):
+            return [try scatterND(.scatter, axis: p.axis, mode: p.mode, ins, name: name, out: out)]
+        case let .other(.scatterND(p)):
+            return [try scatterND(.scatterND, axis: nil, mode: p.mode, ins, name: name, out: out)]
+        case let .other(.scatterAlongAxis(p)):
+            return [try scatterND(.scatterAlongAxis, axis: p.axis, mode: p.mode, ins, name: name, out: out)]
+        case let .embeddingND(p):
+            try expectInputs(ins, 1); return [try embeddingND(p, ins[0], name: name, out: out)]
+        case .other(.getShape):
+            try expectInputs(ins, 1); return [try getShape(ins[0], name: name, out: out)]
+        case let .other(.broadcastToStatic(p)):
+            try expectInputs(ins, 1); return [try broadcastToStatic(p.targetShape, ins[0], name: name, out: out)]
+        case .other(.broadcastToDynamic):
+            try expectInputs(ins, 2)
+            return [try broadcast(ins[0], toZeros: try fillDynamic(0, ins[1], name: name + "__zeros", out: name + "__zeros"), name: name, out: out)]
+        case .other(.broadcastToLike):
+            try expectInputs(ins, 2)
+            return [try broadcast(ins[0], toZeros: try fill(like: ins[1], value: 0, base: name + "__zeros"), name: name, out: out)]
+        case let .other(.fillStatic(p)):
+            return [try fillStatic(p, name: name, out: out)]
+        case let .other(.fillDynamic(p)):
+            try expectInputs(ins, 1); return [try fillDynamic(p.value, ins[0], name: name, out: out)]
+        case let .other(.fillLike(p)):
+            try expectInputs(ins, 1); return [try fill(like: ins[0], value: p.value, base: name, output: out)]
+        case let .other(.rangeStatic(p)):
+            return [try rangeStatic(p, name: name, out: out)]
+        case let .loadConstantND(p):
+            return [try loadConstantND(p, name: name, out: out)]
+        case let .other(.reverse(p)):
+            try expectInputs(ins, 1); return [try reverseND(p.reverseDim, ins[0], name: name, out: out)]
+        case let .other(.reverseSeq(p)):
+            return [try reverseSeq(p, ins, name: name, out: out)]
+        case let .other(.oneHot(p)):
+            return [try oneHot(p, ins, name: name, out: out)]
+        case let .other(.upperTriangular(p)):
+            try expectInputs(ins, 1); return [try upperTriangular(p.k, ins[0], name: name, out: out)]
+        case let .other(.lowerTriangular(p)):
+            try expectInputs(ins, 1); return [try lowerTriangular(p.k, ins[0], name: name, out: out)]
+        case let .other(.matrixBandPart(p)):
+            try expectInputs(ins, 1); return [try matrixBandPart(p, ins[0], name: name, out: out)]
+        case let .other(.argSort(p)):
+            try expectInputs(ins, 1); return [try argSort(p, ins[0], name: name, out: out)]
+        case let .other(.topK(p)):
+            return try topK(p, ins, layer: layer)
+        case let .other(.cumSum(p)):
+            return [try cumSum(p, ins, name: name, out: out)]
+        case let .batchedMatmul(p):
+            return [try batchedMatmul(p, ins, name: name, out: out)]
+        case let .constantPad(p):
+            return [try constantPad(p, ins, name: name, out: out)]
+        case let .other(.rangeDynamic(p)):
+            return [try rangeDynamic(p, ins, name: name, out: out)]  // Layers/ShapeDynamicImport.swift
+        case .other(.whereNonZero):
+            try expectInputs(ins, 1); return [try whereNonZero(ins[0], name: name, out: out)]
+        case .other(.reshapeDynamic):
+            return [try reshapeDynamic(ins, name: name, out: out)]
+        case let .other(.sliceDynamic(p)):
+            return [try sliceDynamic(p, ins, name: name, out: out)]
         // MARK: nnmath (Layers/MathImport.swift)
         case _ where Self.isMathLayer(layer.layer):
             return try convertMath(layer, ins)
@@ -400,11 +500,12 @@ final class LayerImporter {
         let kind: PoolKind
         switch p.type {
         case .max: kind = .max
-        case .average: kind = .average
+        case .average, .l2: kind = .average
         default: throw LayerImportFailure("pooling type \(p.type.rawValue) is not supported")
         }
         let x = try b.toNHWC(x0, base: name)
         if p.globalPooling {
+            if p.type == .l2 { return try l2Pooling(x, kernel: [1, 1], strides: [1, 1], padding: .valid, global: true, name: name, out: out) }
             return try b.emit(name, .globalPool2d(kind: kind, keepDims: false), [x], output: out)
         }
         let d = b.chw(x)
@@ -442,6 +543,7 @@ final class LayerImporter {
             padding = .explicit(top: pads[0], bottom: bottom, left: pads[1], right: right)
             if padding == .explicit(top: 0, bottom: 0, left: 0, right: 0) { padding = .valid }
         }
+        if p.type == .l2 { return try l2Pooling(x, kernel: k, strides: s, padding: padding, global: false, name: name, out: out) }
         var input = x
         if kind == .average && !p.avgPoolExcludePadding && padding != .valid {
             // Core ML counts the padded zeros in the average: pad explicitly, then pool without padding.
@@ -677,6 +779,15 @@ final class LayerImporter {
         var scale = p.scalingFactor.isEmpty ? [1, 1] : try Checked.ints(p.scalingFactor, "scalingFactor")
         if !p.fractionalScalingFactor.isEmpty {
             let f = p.fractionalScalingFactor
+            if p.mode == .bilinear, f.count == 2, f.allSatisfy({ $0.isFinite && $0 > 0 && $0 <= Float(Node.maxCountAttribute) }) {
+                // Output size ⌊X·f⌋ on the LinearUpsampleMode grid: Layers/ClassicVariants.swift.
+                let x = try b.toNHWC(x0, base: name)
+                let d = b.chw(x)
+                let n = [Int((Double(d.h) * Double(f[0])).rounded(.down)), Int((Double(d.w) * Double(f[1])).rounded(.down))]
+                guard n.allSatisfy({ $0 >= 1 }) else { throw LayerImportFailure("fractional scaling factors \(f) give an empty output") }
+                return try bilinearResample(x, gridH: Self.upsampleGrid(p.linearUpsampleMode, x: d.h, n: n[0]),
+                                            gridW: Self.upsampleGrid(p.linearUpsampleMode, x: d.w, n: n[1]), name: name, out: out)
+            }
             guard f.count == 2, f.allSatisfy({ $0 == $0.rounded() && $0 >= 1 && $0 <= Float(Node.maxCountAttribute) }) else {
                 throw LayerImportFailure("fractional scaling factors \(f) are not supported (mlconv's upsample takes integer factors)")
             }
@@ -723,9 +834,11 @@ final class LayerImporter {
         let x = try b.toNHWC(x0, base: name)
         let d = b.chw(x)
         guard p.targetSize.count == 2 else { throw LayerImportFailure("targetSize \(p.targetSize) must be [height, width]") }
-        let t = try Checked.ints(p.targetSize, "targetSize")
-        guard t[0] % d.h == 0, t[1] % d.w == 0, t[0] >= d.h, t[1] >= d.w else {
-            throw LayerImportFailure("resizing [\(d.h), \(d.w)] to \(t) is not an integer upscale (mlconv's upsample op takes integer factors)")
+        let t = try Checked.ints(p.targetSize, "targetSize", in: 1...Node.maxCountAttribute)
+        if !(t[0] % d.h == 0 && t[1] % d.w == 0) || p.mode == .roiAlign {  // any size, any grid: Layers/ClassicVariants.swift
+            let mode = p.mode ?? .strictAlignEndpoints
+            return try bilinearResample(x, gridH: Self.samplingGrid(mode, x: d.h, n: t[0]), gridW: Self.samplingGrid(mode, x: d.w, n: t[1]),
+                                        name: name, out: out)
         }
         let mode: UpsampleMode
         switch p.mode ?? .strictAlignEndpoints {
@@ -812,6 +925,7 @@ final class LayerImporter {
         var crops = [[Int]](repeating: [0, 0], count: 4)
         crops[axis] = [start, n - end]
         let stride = Swift.max(1, try Checked.int(p.stride, "stride"))
+        if stride > 1 && axis == 3 { return try stridedChannelSlice(x, start: start, end: end, stride: stride, name: name, out: out) }
         if stride == 1 { return try b.emit(name, .crop(crops: crops), [x], output: out) }
         let cropped = try b.emit(name + "__crop", .crop(crops: crops), [x])
         // Every stride-th row/column: a 1×1 max pool with that stride.

@@ -8,9 +8,9 @@ extension LayerImporter {
     static func reduceUnsupportedReason(_ p: Spec.ReduceLayerParams) -> String? {
         if reduceFunction(p.mode) == nil {
             switch p.mode {
-            case .logSum:
-                return "reduce LOGSUM (Σ log(x + ε)) is not expressible in mlconv's IR (it has no log op; its reduce log_sum_exp is log Σ exp x)"
-            case .argMax: return "reduce ARGMAX is not expressible in mlconv's IR"
+            case .logSum: break  // Layers/ClassicVariants.swift
+            case .argMax:
+                if let a = reduceAxes(p.axis), a.count != 1 { return "reduce ARGMAX takes a single axis (C, H or W), found \(p.axis.rawValue)" }
             default: return "reduce mode \(p.mode.rawValue) is unknown"
             }
         }
@@ -49,6 +49,7 @@ extension LayerImporter {
     /// Classic reduce: the reduced axes stay with size 1 (Core ML: [C, H, W] → [1, H, W] for C,
     /// [C, 1, 1] for HW, …), so the result is the NHWC blob with those axes set to 1.
     func reduce(_ p: Spec.ReduceLayerParams, _ x0: String, name: String, out: String) throws -> String {
+        if let t = try classicReduceExtra(p, x0, name: name, out: out) { return t }  // ARGMAX, LOGSUM
         guard let f = Self.reduceFunction(p.mode), let axes = Self.reduceAxes(p.axis) else {
             throw LayerImportFailure(Self.reduceUnsupportedReason(p) ?? "unsupported reduction")
         }

@@ -4,12 +4,14 @@ import KerasFrontend
 import MLGraph
 import MLRuntime
 
-/// `mlconv ops [--json] [--kinds]`: the IR's op set, generated from the registries.
+/// `mlconv ops [--json] [--kinds] [--coreml [--markdown]]`: the IR's op set, generated from the
+/// registries; with `--coreml`, every Core ML NeuralNetwork layer type and its status.
 enum OpsCommand: Command {
     static let name = "ops"
     static let summary = "list the IR's ops, their kernels and the Keras / Core ML / MIL names that map to them"
     static let help = """
     Usage: mlconv ops [--json] [--kinds]
+           mlconv ops --coreml [--json | --markdown]
 
     Lists every op of mlconv's IR, generated from its registries (so it cannot drift): for each op
     the kernels that run it (reference — the specification, in plain Swift —, oneDNN, memcpy), the
@@ -21,8 +23,13 @@ enum OpsCommand: Command {
       --json    one JSON array, one object per op: name, kind, summary, kernels, keras, coreml,
                 mil, onnx
       --kinds   one line (or object) per op kind instead of per function
+      --coreml  every NeuralNetworkLayer type of NeuralNetwork.proto instead (from the importer's
+                and the writer's tables): imported (to which IR op kinds), refused configurations,
+                not imported (with the reason), and the IR ops the writer lowers to it. With
+                --json: one object per type (name, fieldNumber, imported, irOps, limitations,
+                refusal, exportedFrom); with --markdown: docs/COREML_LAYERS.md
     """
-    static let spec = OptionSpec(flags: ["--json", "--kinds"], positionalRange: 0...0)
+    static let spec = OptionSpec(flags: ["--json", "--kinds", "--coreml", "--markdown"], positionalRange: 0...0)
 
     struct Entry: Encodable {
         var name: String
@@ -57,6 +64,11 @@ enum OpsCommand: Command {
     }
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        if args.has("--coreml") { return try coreML(args, console: console) }
+        if args.has("--markdown") {
+            console.error("mlconv ops: --markdown needs --coreml")
+            return 2
+        }
         let list = entries(perKind: args.has("--kinds"))
         if args.has("--json") {
             let e = JSONEncoder()
@@ -74,6 +86,32 @@ enum OpsCommand: Command {
             if !e.coreml.isEmpty { console.print("    coreml: " + e.coreml.joined(separator: ", ")) }
             if !e.mil.isEmpty { console.print("    mil:    " + e.mil.joined(separator: ", ")) }
             if !e.onnx.isEmpty { console.print("    onnx:   " + e.onnx.joined(separator: ", ")) }
+        }
+        return 0
+    }
+}
+
+extension OpsCommand {
+    /// `mlconv ops --coreml`: `CoreMLLayerCatalog`.
+    static func coreML(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        let list = CoreMLLayerCatalog.all()
+        if args.has("--markdown") {
+            console.print(String(CoreMLLayerCatalog.markdown(list).dropLast()))
+            return 0
+        }
+        if args.has("--json") {
+            let e = JSONEncoder()
+            e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            console.print(String(decoding: try e.encode(list), as: UTF8.self))
+            return 0
+        }
+        console.print(CoreMLLayerCatalog.summary(list))
+        let width = (list.map(\.name.count).max() ?? 0) + 2
+        for l in list {
+            let status = l.imported ? "imported → " + l.irOps.joined(separator: ", ") : "not imported: " + (l.refusal ?? "")
+            console.print(l.name.padding(toLength: width, withPad: " ", startingAt: 0) + status)
+            if let lim = l.limitations { console.print("    refused: " + lim) }
+            if !l.exportedFrom.isEmpty { console.print("    written from: " + l.exportedFrom.joined(separator: "; ")) }
         }
         return 0
     }

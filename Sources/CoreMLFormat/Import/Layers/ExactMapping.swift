@@ -99,6 +99,11 @@ extension LayerImporter {
     static func exactImports(_ l: Spec.NeuralNetworkLayer.Layer) -> Bool {
         switch l {
         case .sequenceRepeat, .concat(sequenceConcat: true): return true
+        case .other(.convolution3d), .other(.pooling3d), .other(.globalPooling3d): return true  // Conv3DImport.swift
+        case .other(.branch), .other(.loop), .other(.loopBreak), .other(.loopContinue): return true  // ControlFlowImport.swift
+        case .other(.nonMaximumSuppression): return true  // NMSLayerImport.swift
+        case .other(.cropResize): return true  // CropResizeImport.swift
+        case _ where isRankNShapeLayer(l): return true  // shape family (Layers/ShapeImport.swift)
         default: return false
         }
     }
@@ -172,7 +177,15 @@ extension LayerImporter {
         case .convolution, .pooling, .batchnorm, .mvn, .l2normalize, .lrn, .crop, .padding, .upsample, .resizeBilinear,
              .scale, .bias, .reduce, .reshape, .flatten, .reorganizeData, .slice, .dot, .custom:
             return try wrapped(layer, ins, index: index)
+        // Control flow: ControlFlowImport.swift.
+        case let .other(.branch(p)): return try branch(p, ins, layer: layer)
+        case let .other(.loop(p)): return try loop(p, ins, layer: layer)
+        case .other(.loopBreak): return try loopFlag(ControlFlowImport.breakFlag, layer: layer)
+        case .other(.loopContinue): return try loopFlag(ControlFlowImport.continueFlag, layer: layer)
+        case let .other(.nonMaximumSuppression(p)): return try nonMaximumSuppressionLayer(p, ins, layer: layer)  // NMSLayerImport.swift
+        case let .other(.cropResize(p)): return try cropResize(p, ins, layer: layer)  // CropResizeImport.swift
         default:
+            if let r = try convert3D(layer, ins) { return r }  // Conv3DImport.swift
             return try convert(layer, ins, index: index)
         }
     }
