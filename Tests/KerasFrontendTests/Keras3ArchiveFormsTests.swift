@@ -12,6 +12,11 @@ final class Keras3ArchiveFormsTests: XCTestCase {
         let all = try KerasFixture.load(dir).filter { $0.issue == 14 && $0.flavor == "keras3" }
         XCTAssertGreaterThanOrEqual(all.count, 11, "issue-14 Keras 3 fixtures in the manifest")
         for var fx in all {
+            if let why = fx.no_keras3_forms {
+                print("Keras3ArchiveFormsTests: \(fx.name) has no .keras / weights forms: \(why)")
+                XCTAssertNil(fx.archive, fx.name)
+                continue
+            }
             // Several outputs of one layer share its name in Keras; the converter names the k-th "<name>_<k>".
             var seen: [String: Int] = [:]
             for i in fx.outputs.indices {

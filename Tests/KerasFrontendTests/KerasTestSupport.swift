@@ -71,6 +71,8 @@ struct KerasFixture: Decodable {
     var archive: String?
     var weights_h5: String?
     var weights_config: String?
+    /// Why Keras itself cannot reload this Keras 3 fixture from `.keras` / weights forms (then absent).
+    var no_keras3_forms: String?
 
     /// The fixtures listed in `dir/manifest.json`, or an XCTSkip when it is missing.
     static func load(_ dir: URL) throws -> [KerasFixture] {

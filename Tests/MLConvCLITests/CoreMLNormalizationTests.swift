@@ -80,12 +80,15 @@ final class CoreMLNormalizationTests: XCTestCase {
         }
     }
 
-    func testLogSumAndArgMaxAreRefusedWithReasons() throws {
-        let m = Spec.Model(specificationVersion: 1, description: Spec.ModelDescription(input: [array("x", [2, 2, 2])], output: [array("y", [1, 2, 2])]),
-                           type: .neuralNetwork(Spec.NeuralNetwork(layers: [
-                               layer("ls", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .logSum, epsilon: 1e-6, axis: .c)))])))
-        XCTAssertThrowsError(try CoreMLImporter.graph(from: m, fileName: "logsum.mlmodel")) { e in
-            XCTAssertTrue("\(e)".contains("LOGSUM"), "\(e)")
+    /// Regression: LOGSUM was refused; NeuralNetwork.proto's ReduceLayerParams defines it as
+    /// Σ log(x + epsilon) over the reduced axis (unlike v2's reduceLogSum, log Σx), here over C.
+    func testLogSumImportsAsLogOfTheSum() throws {
+        let x: [Float] = [1, 2, 3, 4, 5, 6, 7, 8]  // CHW: channel 0 = 1…4, channel 1 = 5…8
+        let layers = [layer("ls", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .logSum, epsilon: 1e-6, axis: .c)))]
+        let want = (0..<4).map { Float(log(Double(x[$0]) + 1e-6) + log(Double(x[$0 + 4]) + 1e-6)) }
+        for referenceOnly in [true, false] {
+            let (_, r) = try run(x, [2, 2, 2], [("y", [1, 2, 2])], layers, referenceOnly: referenceOnly)
+            assertClose(r["y"]!, want, tolerance: 1e-6, "logSum")
         }
     }
 
