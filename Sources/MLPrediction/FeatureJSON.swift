@@ -27,11 +27,12 @@ public enum FeatureJSON {
         var rows: [FeatureProvider] = []
         rows.reserveCapacity(objects.count)
         for (i, o) in objects.enumerated() {
+            // Rows are numbered from 1, as CSV data rows are.
             guard let obj = o as? [String: Any] else {
-                throw FeatureError.invalidValue(model: model, feature: "<row \(i)>",
+                throw FeatureError.invalidValue(model: model, feature: "<row \(i + 1)>",
                                                 reason: "expected an object (feature name → value), found \(jsonTypeName(o))")
             }
-            rows.append(try provider(obj, description: description, model: "\(model) row \(i)"))
+            rows.append(try provider(obj, description: description, model: "\(model) row \(i + 1)"))
         }
         return rows
     }

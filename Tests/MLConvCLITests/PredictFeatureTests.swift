@@ -112,4 +112,30 @@ final class PredictFeatureTests: XCTestCase {
         XCTAssertFalse(u.err.contains("NSCocoaErrorDomain"), u.err)
         XCTAssertTrue(u.err.contains("none.json"), u.err)
     }
+
+    /// Regressions from a newcomer's run: --output-dir silently did nothing, a repeated --input
+    /// won silently, a batch row without a required feature got a --input hint with no row or
+    /// file, and a 1-row batch printed like a single prediction.
+    func testBatchAndOptionMistakesAreNamed() throws {
+        let f = try fixture("pipeline_classifier_scaler_logistic")
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let one = names.flatMap { ["--input", "\($0)=1"] }
+        let outDir = CLIRun(["predict", f.model] + one + ["--output-dir", dir.appendingPathComponent("o").path])
+        XCTAssertEqual(outDir.status, 2)
+        XCTAssertTrue(outDir.err.contains("--output-json FILE or --output-csv FILE"), outDir.err)
+        let twice = CLIRun(["predict", f.model] + one + ["--input", "sepal_length=2"])
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.err.contains("--input sepal_length is given twice"), twice.err)
+        let json = dir.appendingPathComponent("rows.json")
+        try #"[{"sepal_length": 1, "sepal_width": 1, "petal_length": 1, "petal_width": 1}, {"sepal_length": 1, "sepal_width": 1, "petal_length": 1}]"#
+            .write(to: json, atomically: true, encoding: .utf8)
+        let missing = CLIRun(["predict", f.model, "--inputs", json.path])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.err.contains("--inputs rows.json row 2: input feature 'petal_width' is missing"), missing.err)
+        XCTAssertFalse(missing.err.contains("--input petal_width="), missing.err)
+        try #"[{"sepal_length": 1, "sepal_width": 1, "petal_length": 1, "petal_width": 1}]"#.write(to: json, atomically: true, encoding: .utf8)
+        let single = CLIRun(["predict", f.model, "--inputs", json.path])
+        XCTAssertEqual(single.status, 0, single.err)
+        XCTAssertTrue(single.out.hasPrefix("{") && single.out.contains("predicted 1 rows"), single.out)
+    }
 }

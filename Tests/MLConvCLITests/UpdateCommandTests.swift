@@ -128,3 +128,29 @@ final class UpdateInspectTests: XCTestCase {
         XCTAssertEqual((u["optimizer"] as? [String: Any])?["kind"] as? String, "adam")
     }
 }
+
+final class UpdateNearestNeighborsCLITests: XCTestCase {
+    /// Regressions: a kNN update printed SGD settings and ignored --epochs; inspect listed one
+    /// class label per stored sample.
+    func testKNNUpdateSaysWhatItDoesAndRefusesTrainingOptions() throws {
+        let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/classical/knn_linear_k3_uniform_int64/model.mlmodel").path
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let inspect = CLIRun(["inspect", model, "--json"])
+        let before = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(inspect.out.utf8)) as? [String: Any])
+        let labels = try XCTUnwrap((before["classLabels"] as? [String: Any])?["first"] as? [Any], "\(before.keys.sorted())")
+        XCTAssertEqual(Set(labels.map { "\($0)" }).count, labels.count, "class labels are listed once each: \(labels)")
+        let examples = dir.appendingPathComponent("e.json")
+        let spec = try Spec.Model.load(contentsOf: model)
+        let inName = try XCTUnwrap(spec.description?.trainingInput.first?.name ?? spec.description?.input.first?.name)
+        let label = try XCTUnwrap(spec.description?.predictedFeatureName)
+        try "[{\"\(inName)\": [0.5, 0.5], \"\(label)\": 7}]".write(to: examples, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("k.mlmodel").path
+        let r = CLIRun(["update", model, "--training-data", examples.path, "-o", out])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.contains("1 example added to the k-nearest-neighbours index"), r.out)
+        XCTAssertFalse(r.out.contains("SGD"), r.out)
+        let e = CLIRun(["update", model, "--training-data", examples.path, "-o", out, "--epochs", "5"])
+        XCTAssertEqual(e.status, 2)
+        XCTAssertTrue(e.err.contains("--epochs does not apply to a k-nearest-neighbours classifier"), e.err)
+    }
+}

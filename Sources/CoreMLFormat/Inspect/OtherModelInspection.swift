@@ -78,7 +78,11 @@ enum OtherModelInspection {
             d["k"] = k; d["dimensions"] = dims; d["samples"] = samples; d["index"] = indexType; d["weighting"] = weighting
             if let def = f.string(110) { d["defaultLabel"] = def } else if let def = f.varint(111) { d["defaultLabel"] = "\(Int64(bitPattern: def))" }
             lines.append("  k-nearest neighbors: k = \(k), \(dims) dimensions, \(samples) stored samples, \(indexType) index, \(weighting) weighting")
-            labels = f.classLabels()
+            // kNN labels are stored one per sample: show the distinct labels, in first-seen order.
+            if let l = f.classLabels() {
+                var seen = Set<String>()
+                labels = (kind: l.kind, labels: l.labels.filter { seen.insert($0).inserted })
+            }
             what = "k-nearest-neighbors classifiers: mlconv cannot run them"
         case .textClassifier, .wordTagger:
             let rev = Checked.display(f.varint(1) ?? 0)

@@ -38,7 +38,10 @@ enum PredictCommand: Command {
                             as objects, MultiArrays as nested lists, int64 labels as numbers)
       --output-csv FILE     a CSV: one column per output; dictionaries and MultiArrays expand to
                             one column per key / element (name[key], name[i])
-    Without an output file a batch prints one JSON object per line.
+    Without an output file a batch prints one JSON object per line. In a CSV cell, a MultiArray is
+    a quoted list of numbers ("1.5,2,3" or "[1.5, 2, 3]"), a Dictionary a quoted JSON object. Rows
+    are numbered from 1 in messages; JSON null is NaN for Double features; columns or keys that
+    name no input are ignored.
 
     Options:
       --input NAME=FILE     an input: .npy, .png, .jpg, or a typed VALUE for Core ML models (above);

@@ -38,6 +38,9 @@ enum FeaturePrediction {
             guard t >= 1 else { throw UsageError("--threads must be at least 1, found \(t)") }
             context.threadCount = t
         }
+        if args.value("--output-dir") != nil {
+            throw UsageError("--output-dir writes the tensors of neural networks; this model's outputs are feature values: give --output-json FILE or --output-csv FILE")
+        }
         let model = try CoreMLModelLoader.load(spec, context: context)
         let description = model.modelDescription
         let name = url.lastPathComponent
@@ -61,6 +64,7 @@ enum FeaturePrediction {
             var row: FeatureProvider = [:]
             let types = Dictionary(description.input.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
             for (feature, value) in try args.pairs("--input") {
+                guard row[feature] == nil else { throw UsageError("--input \(feature) is given twice; give each input once") }
                 guard types.keys.contains(feature) else {
                     throw UsageError("the model has no input '\(feature)'; its inputs: " + description.input.map(\.name).joined(separator: ", "))
                 }
@@ -69,6 +73,18 @@ enum FeaturePrediction {
             rows = [row]
         }
 
+        // Every row has every required input (named by row and file, before any prediction).
+        let batchSource = args.value("--inputs").map { URL(fileURLWithPath: $0).lastPathComponent }
+        for (i, row) in rows.enumerated() {
+            for f in description.input where row[f.name] == nil && !(f.type?.isOptional ?? false) {
+                if let batchSource {
+                    throw CLIError("\(name): --inputs \(batchSource) row \(i + 1): input feature '\(f.name)' is missing; "
+                        + "add it to every row (a key of each JSON object, or a CSV column)")
+                }
+                throw CLIError("\(name): input feature '\(f.name)' is missing; give it with --input \(f.name)=VALUE "
+                    + "(the model's inputs: " + description.input.map(\.name).joined(separator: ", ") + ")")
+            }
+        }
         let t0 = DispatchTime.now().uptimeNanoseconds
         let outputs = try model.predictions(from: rows)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
@@ -85,7 +101,8 @@ enum FeaturePrediction {
             console.print("wrote \(path) (\(outputs.count) rows)")
             wrote = true
         }
-        if rows.count == 1 && !wrote {
+        let isBatch = args.value("--inputs") != nil
+        if !isBatch && !wrote {
             for line in describe(outputs[0], names: outputNames, description: description) { console.print(line) }
         } else if !wrote {
             // A batch with no output file: one JSON object per line, in input order.
@@ -94,7 +111,7 @@ enum FeaturePrediction {
                 console.print(String(decoding: data, as: UTF8.self))
             }
         }
-        if rows.count > 1 {
+        if isBatch {
             console.print(String(format: "predicted %d rows in %.3f s (%.1f µs per row)", rows.count, seconds,
                                  seconds * 1e6 / Double(max(rows.count, 1))))
         }

@@ -85,6 +85,11 @@ enum UpdateCommand: Command {
         if args.has("--shuffle") && args.has("--no-shuffle") { throw UsageError("give --shuffle or --no-shuffle, not both") }
         if args.has("--shuffle") { overrides.shuffle = true }
         if args.has("--no-shuffle") { overrides.shuffle = false }
+        // A k-nearest-neighbours update only adds the examples: training options do not apply.
+        let knn = model.kind == .kNearestNeighborsClassifier || model.pipelineModels.last?.kind == .kNearestNeighborsClassifier
+        if knn, let opt = ["--epochs", "--learning-rate", "--seed", "--shuffle", "--no-shuffle"].first(where: { args.has($0) || args.value($0) != nil }) {
+            throw UsageError("\(opt) does not apply to a k-nearest-neighbours classifier: its update adds the examples to the index")
+        }
 
         // A neural network's update description is checked before the examples are read, so a
         // model Core ML would refuse is refused with the rule (and the repair hint), whatever the data.
@@ -105,7 +110,9 @@ enum UpdateCommand: Command {
             let s = ctx.parameters
             switch ctx.event {
             case .trainingBegin:
-                if let s {
+                if model.kind == .kNearestNeighborsClassifier || model.pipelineModels.last?.kind == .kNearestNeighborsClassifier {
+                    console.print("\(name): \(rows.count) example\(rows.count == 1 ? "" : "s") added to the k-nearest-neighbours index")
+                } else if let s {
                     let opt: String
                     switch s.optimizer {
                     case let .sgd(lr, m): opt = "SGD (learning rate \(lr), momentum \(m))"
