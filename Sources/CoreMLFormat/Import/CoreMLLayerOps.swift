@@ -83,7 +83,7 @@ public enum CoreMLLayerOps {
         "broadcastToDynamic": [.binary, .fill],
         "broadcastToLike": [.binary, .fill, .shape],
         "fillStatic": [.fill],
-        "fillDynamic": [.fill],
+        "fillDynamic": [.fill, .reshapeND],
         "fillLike": [.fill, .shape],
         "rangeStatic": [.range1d],
         "loadConstantND": [.constant],
