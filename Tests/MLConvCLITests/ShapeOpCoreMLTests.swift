@@ -50,7 +50,7 @@ final class ShapeOpCoreMLTests: XCTestCase {
         } } } } }
     }
 
-    func testDotImportsAsMatMulAndCosineIsRefused() throws {
+    func testDotImportsAsMatMulAndCosineSimilarity() throws {
         let layer = { (cos: Bool) in Spec.NeuralNetworkLayer(name: "d", input: ["a", "b"], output: ["y"], layer: .dot(cosineSimilarity: cos)) }
         let ins = [Self.array("a", [4]), Self.array("b", [4])]
         let g = try CoreMLImporter.graph(from: Self.model(ins, [Self.array("y", [1])], [layer(false)]), fileName: "dot.mlmodel")
@@ -58,9 +58,11 @@ final class ShapeOpCoreMLTests: XCTestCase {
         let out = try model.prediction(from: ["a": try NDArray(shape: [1, 4], scalars: [1, 2, 3, 4]),
                                               "b": try NDArray(shape: [1, 4], scalars: [2, -1, 0.5, 1])])
         XCTAssertEqual(out["y"]?.scalars, [5.5])
-        XCTAssertThrowsError(try CoreMLImporter.graph(from: Self.model(ins, [Self.array("y", [1])], [layer(true)]), fileName: "cos.mlmodel")) {
-            XCTAssertTrue("\($0)".contains("cosineSimilarity"), "\($0)")
-        }
+        // cosineSimilarity: (a·b)/(‖a‖‖b‖) = 5.5 / (√30 · √6.25).
+        let gc = try CoreMLImporter.graph(from: Self.model(ins, [Self.array("y", [1])], [layer(true)]), fileName: "cos.mlmodel")
+        let cos = try Model(graph: gc, configuration: .init(referenceOnly: true))
+            .prediction(from: ["a": try NDArray(shape: [1, 4], scalars: [1, 2, 3, 4]), "b": try NDArray(shape: [1, 4], scalars: [2, -1, 0.5, 1])])
+        XCTAssertEqual(Double(try XCTUnwrap(cos["y"]?.scalars.first)), 5.5 / (30.0.squareRoot() * 6.25.squareRoot()), accuracy: 1e-6)
     }
 
     func testExportLowersOrRefusesShapeOps() throws {
