@@ -95,7 +95,7 @@ final class LayerImporter {
         // MARK: shape family (Layers/ShapeImport.swift)
         case .transpose, .reshapeStatic, .flattenTo2D, .expandDims, .squeeze, .concatND, .splitND, .stack, .tile, .gather,
              .sliceStatic, .embeddingND, .batchedMatmul, .loadConstantND, .constantPad:
-            break
+            return Self.rankNShapeLayerNeedsExact  // imported in EXACT networks (exactImports)
         case .other(.reshapeLike), .other(.rankPreservingReshape), .other(.sliceBySize), .other(.gatherND),
              .other(.gatherAlongAxis), .other(.scatter), .other(.scatterND), .other(.scatterAlongAxis), .other(.getShape),
              .other(.broadcastToStatic), .other(.broadcastToDynamic), .other(.broadcastToLike), .other(.fillStatic),
@@ -103,7 +103,7 @@ final class LayerImporter {
              .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
              .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
              .other(.whereNonZero), .other(.reshapeDynamic), .other(.sliceDynamic):
-            break
+            return Self.rankNShapeLayerNeedsExact
         case .unsupported(let n):
             return "layer type \(Spec.NeuralNetworkLayer.typeName(fieldNumber: n)) is not in mlconv's Core ML schema"
         // MARK: nnmath (Layers/MathImport.swift)

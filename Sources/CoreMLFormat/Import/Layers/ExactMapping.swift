@@ -104,6 +104,7 @@ extension LayerImporter {
         case .other(.nonMaximumSuppression): return true  // NMSLayerImport.swift
         case .other(.cropResize): return true  // CropResizeImport.swift
         case _ where needsUnrolledLSTM(l): return true  // UnrolledLSTMImport.swift
+        case _ where isRankNShapeLayer(l): return true  // shape family (Layers/ShapeImport.swift)
         default: return false
         }
     }

@@ -10,6 +10,31 @@ import MLGraph
 /// NeuralNetwork frontend does), and index-valued outputs (getShape, argSort, topK indices) are
 /// cast back to float32, so every blob this family produces is float32.
 extension LayerImporter {
+    /// Whether `l` is a layer of this family that needs exact (rank-N) tensors: in
+    /// RANK5_ARRAY_MAPPING networks blobs are NHWC views of [Seq, B, C, H, W], where the proto's
+    /// rank-N axes do not apply, so these layers are imported only in EXACT_ARRAY_MAPPING networks.
+    static func isRankNShapeLayer(_ l: Spec.NeuralNetworkLayer.Layer) -> Bool {
+        switch l {
+        case .transpose, .reshapeStatic, .flattenTo2D, .expandDims, .squeeze, .concatND, .splitND, .stack, .tile, .gather,
+             .sliceStatic, .embeddingND, .batchedMatmul, .loadConstantND, .constantPad:
+            return true
+        case .other(.reshapeLike), .other(.rankPreservingReshape), .other(.sliceBySize), .other(.gatherND),
+             .other(.gatherAlongAxis), .other(.scatter), .other(.scatterND), .other(.scatterAlongAxis), .other(.getShape),
+             .other(.broadcastToStatic), .other(.broadcastToDynamic), .other(.broadcastToLike), .other(.fillStatic),
+             .other(.fillDynamic), .other(.fillLike), .other(.rangeStatic), .other(.reverse), .other(.reverseSeq),
+             .other(.slidingWindows), .other(.oneHot), .other(.upperTriangular), .other(.lowerTriangular),
+             .other(.matrixBandPart), .other(.argSort), .other(.topK), .other(.cumSum), .other(.rangeDynamic),
+             .other(.whereNonZero), .other(.reshapeDynamic), .other(.sliceDynamic):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The refusal of a rank-N shape layer in a RANK5_ARRAY_MAPPING network.
+    static let rankNShapeLayerNeedsExact = "is a rank-N layer in a network with RANK5_ARRAY_MAPPING; mlconv imports rank-N shape "
+        + "layers in EXACT_ARRAY_MAPPING networks (NeuralNetwork.arrayInputShapeMapping), where tensors keep their exact shapes"
+
     // MARK: helpers
 
     /// `axis` (negative counts from the end) as 0..<`rank` (or 0...`rank` when `inclusive`).
