@@ -222,10 +222,10 @@ final class CoreMLImportTests: XCTestCase {
             Spec.UniDirectionalLSTMLayerParams(inputVectorSize: 4, outputVectorSize: 4, params: Spec.LSTMParams(hasPeepholeVectors: true)))
         let m = ImportSpecs.model(
             [ImportSpecs.array("x", [4])], [ImportSpecs.array("y", [4])],
-            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .init(rawValue: 99), axis: .c))),  // unknown mode
+            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .argMax, axis: .chw))),
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
-             ImportSpecs.layer("sq", ["c"], ["d"], .squeeze(axes: [0], squeezeAll: false)),
+             ImportSpecs.layer("sq", ["c"], ["d"], .unsupported(fieldNumber: 9999)),
              ImportSpecs.layer("log", ["d"], ["e"], .unary(Spec.UnaryFunctionLayerParams(type: .init(rawValue: 42)))),
              ImportSpecs.layer("bn", ["e"], ["y"], .batchnorm(Spec.BatchnormLayerParams(channels: 4, computeMeanVar: true)))])
         XCTAssertThrowsError(try CoreMLImporter.graph(from: m, fileName: "bad.mlmodel")) { error in
@@ -234,7 +234,7 @@ final class CoreMLImportTests: XCTestCase {
             }
             XCTAssertEqual(file, "bad.mlmodel")
             XCTAssertEqual(problems.map(\.layer), ["l2", "rnn", "sq", "log", "bn"])
-            XCTAssertEqual(problems.map(\.type), ["reduce", "uniDirectionalLSTM", "squeeze", "unary", "batchnorm"])
+            XCTAssertEqual(problems.map(\.type), ["reduce", "uniDirectionalLSTM", "field 9999", "unary", "batchnorm"])
             let text = "\(e)"
             XCTAssertTrue(text.hasPrefix("bad.mlmodel: 5 layers cannot be imported"), text)
             XCTAssertTrue(text.contains("peephole"), text)
@@ -325,6 +325,7 @@ final class CoreMLImportTests: XCTestCase {
             "hollance_NeuralMcNeuralNet_swish.mlmodel", "jacopo_keras_model_personalization.mlmodel",
             "kingreza_food_fp16.mlmodel", "kingreza_food_kmeans_lut_4bit.mlmodel", "kingreza_food_linear_8bit.mlmodel",
             "packt_FastStyleTransferVanGogh.mlmodel", "r4ghu_mnistCNN.mlmodel", "miyakooti_motionClassifier.mlmodel",
+            // EXACT_ARRAY_MAPPING networks with rank-N layers (issue 10).
             "ekgapp_ECGClassifier_onnx_nn.mlmodel", "thartigan_Situps.mlmodel", "vincecloutier_HandPoseClassifier.mlmodel",
         ]
         let unsupported: [String: Set<String>] = [:]

@@ -80,15 +80,32 @@ final class CoreMLNormalizationTests: XCTestCase {
         }
     }
 
-    /// Regression: LOGSUM was refused; NeuralNetwork.proto's ReduceLayerParams defines it as
-    /// Σ log(x + epsilon) over the reduced axis (unlike v2's reduceLogSum, log Σx), here over C.
-    func testLogSumImportsAsLogOfTheSum() throws {
-        let x: [Float] = [1, 2, 3, 4, 5, 6, 7, 8]  // CHW: channel 0 = 1…4, channel 1 = 5…8
-        let layers = [layer("ls", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .logSum, epsilon: 1e-6, axis: .c)))]
-        let want = (0..<4).map { Float(log(Double(x[$0]) + 1e-6) + log(Double(x[$0 + 4]) + 1e-6)) }
-        for referenceOnly in [true, false] {
-            let (_, r) = try run(x, [2, 2, 2], [("y", [1, 2, 2])], layers, referenceOnly: referenceOnly)
-            assertClose(r["y"]!, want, tolerance: 1e-6, "logSum")
+    /// reduce LOGSUM Σ log(x + ε) and ARGMAX (the index along the one reduced axis, as a float):
+    /// ClassicVariants.swift, against the formulas computed here.
+    func testLogSumAndArgMax() throws {
+        let (c, h, w) = (3, 2, 2)
+        let x = randomFloats(count: c * h * w, seed: 41, in: 0.5 ... 2)
+        let layers = [
+            layer("ls", ["x"], ["logsum"], .reduce(Spec.ReduceLayerParams(mode: .logSum, epsilon: 1e-6, axis: .c))),
+            layer("am", ["x"], ["argmax"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .c))),
+            layer("aw", ["x"], ["argmax_w"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .w))),
+        ]
+        let (_, r) = try run(x, [c, h, w], [("logsum", [1, h, w]), ("argmax", [1, h, w]), ("argmax_w", [c, h, 1])], layers)
+        for y in 0..<h { for xi in 0..<w {
+            let column = (0..<c).map { Double(x[($0 * h + y) * w + xi]) }
+            XCTAssertEqual(Double(r["logsum"]![y * w + xi]), column.map { log($0 + 1e-6) }.reduce(0, +), accuracy: 1e-5)
+            XCTAssertEqual(r["argmax"]![y * w + xi], Float(column.indices.max { column[$0] < column[$1] }!))
+        } }
+        for ci in 0..<c { for y in 0..<h {
+            let row = (0..<w).map { x[(ci * h + y) * w + $0] }
+            XCTAssertEqual(r["argmax_w"]![ci * h + y], Float(row.indices.max { row[$0] < row[$1] }!))
+        } }
+        // ARGMAX over several axes has no single index: a typed refusal.
+        let bad = Spec.Model(specificationVersion: 1, description: Spec.ModelDescription(input: [array("x", [2, 2, 2])], output: [array("y", [1, 1, 1])]),
+                             type: .neuralNetwork(Spec.NeuralNetwork(layers: [
+                                 layer("am", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .chw)))])))
+        XCTAssertThrowsError(try CoreMLImporter.graph(from: bad, fileName: "argmax.mlmodel")) { e in
+            XCTAssertTrue("\(e)".contains("single axis"), "\(e)")
         }
     }
 

@@ -58,11 +58,11 @@ final class ShapeOpCoreMLTests: XCTestCase {
         let out = try model.prediction(from: ["a": try NDArray(shape: [1, 4], scalars: [1, 2, 3, 4]),
                                               "b": try NDArray(shape: [1, 4], scalars: [2, -1, 0.5, 1])])
         XCTAssertEqual(out["y"]?.scalars, [5.5])
-        // cosineSimilarity: a·b / (|a|·|b|) = 5.5 / (√30 · √6.25).
+        // cosineSimilarity: (a·b)/(‖a‖‖b‖) = 5.5 / (√30 · √6.25).
         let gc = try CoreMLImporter.graph(from: Self.model(ins, [Self.array("y", [1])], [layer(true)]), fileName: "cos.mlmodel")
         let cos = try Model(graph: gc, configuration: .init(referenceOnly: true))
             .prediction(from: ["a": try NDArray(shape: [1, 4], scalars: [1, 2, 3, 4]), "b": try NDArray(shape: [1, 4], scalars: [2, -1, 0.5, 1])])
-        XCTAssertEqual(Double(cos["y"]?.scalars.first ?? .nan), 5.5 / (30.0.squareRoot() * 6.25.squareRoot()), accuracy: 1e-6)
+        XCTAssertEqual(Double(try XCTUnwrap(cos["y"]?.scalars.first)), 5.5 / (30.0.squareRoot() * 6.25.squareRoot()), accuracy: 1e-6)
     }
 
     func testExportLowersOrRefusesShapeOps() throws {

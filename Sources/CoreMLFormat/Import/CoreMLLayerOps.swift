@@ -43,7 +43,7 @@ public enum CoreMLLayerOps {
         "softmax": [.softmax],
         "split": [.crop, .split],
         "unary": [.unary],
-        "uniDirectionalLSTM": [.constant, .recurrent, .reshape],
+        "uniDirectionalLSTM": [.activation, .binary, .clip, .constant, .dense, .recurrent, .reshape, .sliceByIndex, .split, .stack],
         "upsample": [.matmul, .reshape, .transpose, .upsample2d],
         // MARK: rank-N machinery (nncore; Layers/ExactMapping.swift)
         "sequenceRepeat": [.tile],
@@ -83,7 +83,7 @@ public enum CoreMLLayerOps {
         "broadcastToDynamic": [.binary, .fill],
         "broadcastToLike": [.binary, .fill, .shape],
         "fillStatic": [.fill],
-        "fillDynamic": [.fill],
+        "fillDynamic": [.fill, .reshapeND],
         "fillLike": [.fill, .shape],
         "rangeStatic": [.range1d],
         "loadConstantND": [.constant],
@@ -130,7 +130,8 @@ public enum CoreMLLayerOps {
     ]
 
     /// Layout changes the importer adds around classic layers in EXACT_ARRAY_MAPPING networks
-    /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion), for any layer type.
+    /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion, whose vector blobs [N, C] the
+    /// rank-5 converters reshape to [N, 1, 1, C]), for any layer type.
     public static let exactLayoutOps: Set<OpKind> = [.reshape, .reshapeND, .transpose]
 
     /// Why a layer type the schema declares is not imported at all (types absent from `table`).
@@ -140,8 +141,8 @@ public enum CoreMLLayerOps {
     /// Configurations of imported layer types that are refused with a typed error (the reasons
     /// `LayerImporter.staticUnsupportedReason` and the converters give).
     public static let limitations: [String: String] = [
-        "uniDirectionalLSTM": "peephole connections and a coupled input/forget gate (the IR's LSTM has neither); "
-            + "the cell clip threshold is not applied (a warning); different cell-input and cell-output activations",
+        "uniDirectionalLSTM": "in RANK5 networks: peephole connections and a coupled input/forget gate (EXACT networks unroll "
+            + "them), different cell-input and cell-output activations; the cell clip threshold is applied only when unrolled (else a warning)",
         "biDirectionalLSTM": "peephole connections, coupled input/forget gate, different forward and backward activations",
         "custom": "imports as the IR's custom op; running it needs an implementation registered for its class "
             + "(else a typed error naming the class at load)",

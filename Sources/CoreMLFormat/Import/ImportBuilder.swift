@@ -20,6 +20,9 @@ final class ImportBuilder {
     var warnings: [String] = []
     /// EXACT_ARRAY_MAPPING network: blobs keep Core ML's exact shapes (Layers/ExactMapping.swift).
     var exact = false
+    /// Values known at import of tensors without a producing node here (block inputs bound to
+    /// outer constants): `staticValue` (Layers/ControlFlowImport.swift).
+    var knownValues: [String: [Double]] = [:]
     private var nodeNames = Set<String>()
 
     init(fileName: String) { self.fileName = fileName }

@@ -66,9 +66,15 @@ enum ReshapeNDDefinition: OpDefinition {
         }
     }
 
+    /// Inputs with unknown dimensions: the output keeps the dimensions `shape` gives (the −1
+    /// entry is unknown until prediction, where the dynamic executor checks the element count).
+    static let acceptsDynamicTypes = true
+
     static func inferOutputTypes(of node: Node, inputs ins: [TensorType]) throws -> [TensorType] {
         guard case let .reshapeND(shape) = node.op else { return [] }
         try node.expectInputs(ins, 1)
+        if ins[0].isList { throw node.fail("input 0 is a tensor list (\(ins[0])); reshape an element read with listRead") }
+        if !ins[0].isFullyKnown { return [TensorType(shape, ins[0].elementType)] }
         let count = ins[0].elementCount
         var out = shape
         if let i = out.firstIndex(of: -1) {

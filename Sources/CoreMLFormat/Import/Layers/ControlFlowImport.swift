@@ -119,6 +119,9 @@ extension LayerImporter {
             sub.inputs.append(ValueInfo(name: n, type: ty))
             sub.types[n] = ty
             sub.blobs[n] = n
+            // Inputs of a block that runs once per owner run (not loop variables) keep the
+            // values known at import.
+            if label != "body" && label != "condition", let v = b.staticValue(t) { sub.knownValues[n] = v }
         }
         try prepare(sub)
         var consumers: [String: [Int]] = [:]
@@ -296,6 +299,7 @@ extension ImportBuilder {
     /// coremltools' TensorFlow lowering guards list growth with branches whose predicate is such
     /// arithmetic, and whose untaken side need not even be well-typed.
     func staticValue(_ tensor: String, depth: Int = 0) -> [Double]? {
+        if let v = knownValues[tensor] { return v }
         guard depth < 64, let node = nodes.last(where: { $0.outputs.contains(tensor) }), node.outputs.count == 1 else { return nil }
         func arg(_ i: Int) -> [Double]? { i < node.inputs.count ? staticValue(node.inputs[i], depth: depth + 1) : nil }
         func pair() -> ([Double], [Double])? {
@@ -364,6 +368,32 @@ extension ImportBuilder {
             return arg(0).map { $0.map { Double(alpha) * $0 + Double(beta) } }
         default:
             return nil
+        }
+    }
+}
+
+extension ImportBuilder {
+    /// The elements of the rank-1 tensor `tensor` where known at import (nil where only known at
+    /// run time), e.g. a shape vector concatenated from a run-time length and a constant element
+    /// shape; nil when not even the length is static.
+    func staticElements(_ tensor: String, depth: Int = 0) -> [Double?]? {
+        if let v = staticValue(tensor) { return v }
+        let s = shape(tensor)
+        guard depth < 64, s.count == 1, s[0] >= 0 else { return nil }
+        let unknown = [Double?](repeating: nil, count: s[0])
+        guard let node = nodes.last(where: { $0.outputs.contains(tensor) }), node.outputs.count == 1 else { return unknown }
+        switch node.op {
+        case .cast, .identity, .reshapeND:
+            return shape(node.inputs[0]).count == 1 ? staticElements(node.inputs[0], depth: depth + 1) ?? unknown : unknown
+        case let .concat(axis) where axis == 0 || axis == -1:
+            var out: [Double?] = []
+            for i in node.inputs {
+                guard let e = staticElements(i, depth: depth + 1) else { return unknown }
+                out += e
+            }
+            return out.count == s[0] ? out : unknown
+        default:
+            return unknown
         }
     }
 }

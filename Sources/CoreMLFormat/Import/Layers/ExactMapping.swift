@@ -103,6 +103,7 @@ extension LayerImporter {
         case .other(.branch), .other(.loop), .other(.loopBreak), .other(.loopContinue): return true  // ControlFlowImport.swift
         case .other(.nonMaximumSuppression): return true  // NMSLayerImport.swift
         case .other(.cropResize): return true  // CropResizeImport.swift
+        case _ where needsUnrolledLSTM(l): return true  // UnrolledLSTMImport.swift
         case _ where isRankNShapeLayer(l): return true  // shape family (Layers/ShapeImport.swift)
         default: return false
         }
@@ -167,6 +168,8 @@ extension LayerImporter {
         case let .embedding(p):
             try expectCount(ins, 1)
             return [try exactEmbedding(p, ins[0], name: name, out: out)]
+        case let .uniDirectionalLSTM(p) where Self.needsUnrolledLSTM(layer.layer):
+            return try unrolledLSTM(p, ins, layer: layer)  // UnrolledLSTMImport.swift
         case .simpleRecurrent, .gru, .uniDirectionalLSTM, .biDirectionalLSTM:
             return try exactRecurrent(layer, ins, index: index)
         case let .loadConstant(p):

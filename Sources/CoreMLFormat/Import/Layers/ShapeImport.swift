@@ -353,7 +353,14 @@ extension LayerImporter {
     }
 
     func fillDynamic(_ value: Float, _ shape: String, name: String, out: String) throws -> String {
-        try b.emit(name, .fill(FillAttributes(shape: [], value: value)), [shape], output: out)
+        // Dimensions known at import (e.g. a constant element shape after a run-time length) are
+        // kept in the type by a reshapeND (ImportBuilder.staticElements, ControlFlowImport.swift).
+        if let e = b.staticElements(shape), e.contains(where: { $0 != nil }), e.filter({ $0 == nil }).count <= 1,
+           e.allSatisfy({ $0.map { $0 >= 1 && $0 <= Double(Node.maxCountAttribute) && $0 == $0.rounded() } ?? true }) {
+            let filled = try b.emit(name + "__fill", .fill(FillAttributes(shape: [], value: value)), [shape])
+            return try b.emit(name, .reshapeND(shape: e.map { $0.map { Int($0) } ?? -1 }), [filled], output: out)
+        }
+        return try b.emit(name, .fill(FillAttributes(shape: [], value: value)), [shape], output: out)
     }
 
     /// broadcastTo*: x + zeros(target shape) with NumPy broadcasting, which is numpy.broadcast_to
