@@ -27,39 +27,7 @@ private enum Specs {
 }
 
 final class MathLayerImportTests: XCTestCase {
-    /// The layer types of this family.
-    static let family: Set<String> = [
-        "addBroadcastable", "subtractBroadcastable", "multiplyBroadcastable", "divideBroadcastable", "maxBroadcastable",
-        "minBroadcastable", "modBroadcastable", "powBroadcastable", "floorDivBroadcastable", "equal", "notEqual", "lessThan",
-        "lessEqual", "greaterThan", "greaterEqual", "logicalAnd", "logicalOr", "logicalXor", "logicalNot", "whereBroadcastable",
-        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "ceil", "floor", "round",
-        "sign", "erf", "exp2", "clip", "clampedReLU", "gelu", "softmaxND", "layerNormalization", "reduceSum", "reduceMean",
-        "reduceProd", "reduceMin", "reduceMax", "reduceL1", "reduceL2", "reduceLogSum", "reduceLogSumExp", "reduceSumSquare",
-        "argMax", "argMin", "randomNormalLike", "randomNormalStatic", "randomNormalDynamic", "randomUniformLike",
-        "randomUniformStatic", "randomUniformDynamic", "randomBernoulliLike", "randomBernoulliStatic", "randomBernoulliDynamic",
-        "categoricalDistribution", "unary", "activation", "add", "multiply",
-    ]
-
-    func testFamilyFixturesImportAndMatchTheirReferences() throws {
-        let all = try CoreMLLayerFixtureTests.cases().filter { Self.family.contains($0.layer_type) }
-        XCTAssertGreaterThanOrEqual(all.count, 95)
-        var matched = 0
-        var refused: [String] = []
-        for c in all {
-            let spec = try Spec.Model.load(contentsOf: CoreMLLayerFixtureTests.dir.appendingPathComponent(c.name)
-                .appendingPathComponent("model.mlmodel").path)
-            let graph: Graph
-            do { graph = try CoreMLImporter.graph(from: spec, fileName: c.name + ".mlmodel") } catch {
-                refused.append("\(c.name): \(error)")
-                continue
-            }
-            let (ratio, detail) = try CoreMLLayerFixtureTests.run(c, graph: graph)
-            XCTAssertLessThanOrEqual(ratio, 1, "\(c.name): \(detail)")
-            if ratio <= 1 { matched += 1 }
-        }
-        XCTAssertEqual(refused, [], "every case of the family imports")
-        XCTAssertEqual(matched, all.count)
-    }
+    // The family's fixtures (Fixtures/coreml_layers) are all checked by CoreMLLayerFixtureTests.
 
     // MARK: Hand-built specs
 

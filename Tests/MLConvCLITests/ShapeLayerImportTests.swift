@@ -12,41 +12,7 @@ import TestSupport
 import XCTest
 
 final class ShapeLayerImportTests: XCTestCase {
-    /// The layer types of this family.
-    static let family: Set<String> = [
-        "reshapeStatic", "reshapeDynamic", "reshapeLike", "rankPreservingReshape", "expandDims", "squeeze", "flattenTo2D",
-        "transpose", "concatND", "splitND", "sliceStatic", "sliceDynamic", "sliceBySize", "stack", "tile", "gather", "gatherND",
-        "gatherAlongAxis", "scatter", "scatterND", "scatterAlongAxis", "getShape", "broadcastToStatic", "broadcastToDynamic",
-        "broadcastToLike", "fillStatic", "fillDynamic", "fillLike", "rangeStatic", "rangeDynamic", "reverse", "reverseSeq",
-        "slidingWindows", "oneHot", "whereNonZero", "upperTriangular", "lowerTriangular", "matrixBandPart", "argSort", "topK",
-        "cumSum", "embeddingND", "loadConstantND", "copy", "batchedMatmul", "constantPad",
-    ]
-
-    func testFamilyFixturesImportAndMatchTheirReferences() throws {
-        let all = try CoreMLLayerFixtureTests.cases().filter { Self.family.contains($0.layer_type) }
-        XCTAssertGreaterThanOrEqual(all.count, 78)
-        var matched = 0
-        var refused: [String] = []
-        for c in all {
-            let spec = try Spec.Model.load(contentsOf: CoreMLLayerFixtureTests.dir.appendingPathComponent(c.name)
-                .appendingPathComponent("model.mlmodel").path)
-            let graph: Graph
-            do { graph = try CoreMLImporter.graph(from: spec, fileName: c.name + ".mlmodel") } catch {
-                refused.append("\(c.name): \(error)")
-                continue
-            }
-            do {
-                let (ratio, detail) = try CoreMLLayerFixtureTests.run(c, graph: graph)
-                XCTAssertLessThanOrEqual(ratio, 1, "\(c.name): \(detail)")
-                if ratio <= 1 { matched += 1 }
-            } catch {
-                XCTFail("\(c.name): imports but does not run: \(error)")
-            }
-        }
-        print("ShapeLayerImportTests: \(matched) of \(all.count) family cases match; not imported (\(refused.count)):")
-        for r in refused { print("  " + r) }
-        XCTAssertEqual(matched, all.count, "every case of the family imports and matches")
-    }
+    // The family's fixtures (Fixtures/coreml_layers) are all checked by CoreMLLayerFixtureTests.
 
     // MARK: hand-built specs
 
