@@ -138,4 +138,13 @@ final class PredictFeatureTests: XCTestCase {
         XCTAssertEqual(single.status, 0, single.err)
         XCTAssertTrue(single.out.hasPrefix("{") && single.out.contains("predicted 1 rows"), single.out)
     }
+
+    /// `compile` on a classical model says to run it with `predict` (it is not a graph).
+    func testCompileOfAClassicalModelPointsToPredict() throws {
+        let f = try fixture("pipeline_classifier_scaler_logistic")
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let r = CLIRun(["compile", f.model, "-o", dir.appendingPathComponent("x.mlbundle").path])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.err.contains("mlconv runs it from the .mlmodel itself: `mlconv predict model.mlmodel"), r.err)
+    }
 }

@@ -1,5 +1,7 @@
+import CoreMLFormat
 import Foundation
 import MLGraph
+import MLPrediction
 
 /// `mlconv compile model.mlmodel -o model.mlbundle` (what Xcode's Core ML compiler does).
 enum CompileCommand: Command {
@@ -34,6 +36,16 @@ enum CompileCommand: Command {
         case .coreML: break
         case .keras: throw CLIError("'\(input.path)' is a Keras file, not a Core ML model; convert it with `mlconv keras \(input.lastPathComponent) -o \(output.lastPathComponent)`")
         case .bundle: throw CLIError("'\(input.path)' is already a compiled .mlbundle; run it with `mlconv predict` or look at it with `mlconv inspect`")
+        }
+        // Classical models and pipelines are not graphs: they run from the .mlmodel itself.
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: input.path, isDirectory: &isDir), !isDir.boolValue,
+           let spec = try? Spec.Model.load(contentsOf: input.path), let kind = spec.kind, !tensorPathKinds.contains(kind) {
+            if (try? CoreMLModelLoader.load(spec, context: ModelLoadContext(name: input.lastPathComponent, threadCount: 1))) != nil {
+                throw CLIError("\(input.lastPathComponent): a \(kind) model is not a neural network, so there is nothing to compile into an .mlbundle; "
+                    + "mlconv runs it from the .mlmodel itself: `mlconv predict \(input.lastPathComponent) --input NAME=VALUE …` "
+                    + "(or --inputs rows.json|rows.csv); `mlconv inspect` lists its inputs")
+            }
         }
         let graph = try loadGraph(input)
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
