@@ -72,13 +72,15 @@ enum PredictCommand: Command {
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
-        if let spec = try FeaturePrediction.applies(url, args) {
-            return try FeaturePrediction.run(spec, url: url, args: args, console: console)
+        let decoded: Spec.Model?
+        switch try FeaturePrediction.route(url, args) {
+        case let .features(spec): return try FeaturePrediction.run(spec, url: url, args: args, console: console)
+        case let .tensors(spec): decoded = spec
         }
         let keras = try parseKerasHookOptions(args)
         let disabled = try disabledPasses(args)
-        let (graph, recorded) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[0]),
-                                  architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
+        let (graph, recorded) = try decoded.map { (try CoreMLImporter.graph(from: $0, fileName: url.lastPathComponent), Set<String>()) }
+            ?? loadGraphAndDisabledPasses(url, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
         var config = Model.Configuration()
         config.disabledPasses = disabled.union(recorded)
         if let t = try args.int("--threads") {

@@ -12,7 +12,22 @@ let tensorPathKinds: Set<Spec.ModelKind> = [.neuralNetwork, .neuralNetworkClassi
 
 enum FeaturePrediction {
     /// Whether `predict` takes the feature path for this file and these arguments.
-    static func applies(_ url: URL, _ args: ParsedArguments) throws -> Spec.Model? {
+    /// How `predict` runs a file: through feature values (`.features`), or on tensors, with the
+    /// decoded `.mlmodel` when there is one (so it is not decoded twice).
+    enum Route {
+        case features(Spec.Model)
+        case tensors(Spec.Model?)
+    }
+
+    static func route(_ url: URL, _ args: ParsedArguments) throws -> Route {
+        guard let spec = try decodedCoreMLModel(url, args) else { return .tensors(nil) }
+        let batch = args.value("--inputs") != nil || args.value("--output-json") != nil || args.value("--output-csv") != nil
+        if let kind = spec.kind, tensorPathKinds.contains(kind), !batch { return .tensors(spec) }
+        return .features(spec)
+    }
+
+    /// The decoded `.mlmodel` file (nil for other formats and `.mlpackage` directories).
+    private static func decodedCoreMLModel(_ url: URL, _ args: ParsedArguments) throws -> Spec.Model? {
         guard try ModelFileKind.detect(url) == .coreML else {
             if args.value("--inputs") != nil || args.value("--output-json") != nil || args.value("--output-csv") != nil {
                 throw UsageError("--inputs, --output-json and --output-csv need a Core ML model (.mlmodel); for Keras models and bundles give --input NAME=FILE.npy")
@@ -26,10 +41,7 @@ enum FeaturePrediction {
             }
             return nil
         }
-        let spec = try Spec.Model.load(contentsOf: url.path)
-        let batch = args.value("--inputs") != nil || args.value("--output-json") != nil || args.value("--output-csv") != nil
-        if let kind = spec.kind, tensorPathKinds.contains(kind), !batch { return nil }
-        return spec
+        return try Spec.Model.load(contentsOf: url.path)
     }
 
     static func run(_ spec: Spec.Model, url: URL, args: ParsedArguments, console: Console) throws -> Int32 {
