@@ -51,7 +51,10 @@ func loadGraph(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConv
 
 /// `loadGraph`, plus the inference passes a bundle records as disabled (`BundleFile.disabledPasses`;
 /// empty for other formats), which whoever runs or rewrites the graph should keep disabled.
-func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init())
+///   - coreMLHooks: `--lower` / `--custom-layer` / `--hooks` specs applied to the custom layers of
+///     a Core ML model (`coreMLHookSpecs`); `required` leading specs must select a layer.
+func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init(),
+                                coreMLHooks: (specs: [KerasHookSpec], required: Int) = ([], 0))
     throws -> (graph: Graph, disabledPasses: Set<String>)
 {
     switch try ModelFileKind.detect(url) {
@@ -63,7 +66,8 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
         return (b.graph, b.disabledPasses.intersection(PassPipeline.inference.names))
     case .coreML:
         let spec = try Spec.Model.load(contentsOf: url.path)
-        return (try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent), [])
+        let g = try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent)
+        return (try coreMLHooks.specs.lowerCustomNodes(in: g, file: url.lastPathComponent, requiredMatches: coreMLHooks.required), [])
     }
 }
 
