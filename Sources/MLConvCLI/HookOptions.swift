@@ -92,3 +92,9 @@ let runtimeCustomLayerShapes: KerasCustomLayerShapeFunction = { className, param
 func parseKerasHookOptions(_ args: ParsedArguments) throws -> KerasConversionOptions {
     KerasConversionOptions(hooks: try parseHooks(args), autoLowerLambdas: !args.has("--no-auto-lambda"))
 }
+
+/// The specs of `--custom-layer`, `--lower`, `--hooks` for a Core ML model's custom layers
+/// (`lowerCustomNodes`), with the number of leading ones given as flags (each must select a layer).
+func coreMLHookSpecs(_ args: ParsedArguments) throws -> (specs: [KerasHookSpec], required: Int) {
+    (try parseHookSpecs(args), args.all("--lower").count + args.all("--custom-layer").count)
+}

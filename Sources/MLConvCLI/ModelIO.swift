@@ -51,7 +51,11 @@ func loadGraph(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConv
 
 /// `loadGraph`, plus the inference passes a bundle records as disabled (`BundleFile.disabledPasses`;
 /// empty for other formats), which whoever runs or rewrites the graph should keep disabled.
-func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init())
+///   - coreMLHooks: `--lower` / `--custom-layer` / `--hooks` specs applied to the custom layers of
+///     a Core ML model (`coreMLHookSpecs`); `required` leading specs must select a layer.
+///   - decoded: the `.mlmodel` at `url` when the caller has already decoded it (not decoded again).
+func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init(),
+                                coreMLHooks: (specs: [KerasHookSpec], required: Int) = ([], 0), decoded: Spec.Model? = nil)
     throws -> (graph: Graph, disabledPasses: Set<String>)
 {
     switch try ModelFileKind.detect(url) {
@@ -62,8 +66,9 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
         // A name this mlconv's pipeline does not have (a later version's pass) is not run anyway.
         return (b.graph, b.disabledPasses.intersection(PassPipeline.inference.names))
     case .coreML:
-        let spec = try Spec.Model.load(contentsOf: url.path)
-        return (try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent), [])
+        let spec = try decoded ?? Spec.Model.load(contentsOf: url.path)
+        let g = try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent)
+        return (try coreMLHooks.specs.lowerCustomNodes(in: g, file: url.lastPathComponent, requiredMatches: coreMLHooks.required), [])
     }
 }
 

@@ -400,3 +400,17 @@ final class TensorFlowOpLayerTests: XCTestCase {
         }
     }
 }
+
+/// Regression: negating the constant −2⁶³ from a Lambda's bytecode trapped (Int64 overflow).
+final class LambdaConstantOverflowTests: XCTestCase {
+    func testNegatingTheSmallestInt64ConstantIsRefusedNotATrap() {
+        var l = PythonLowering(nodeName: "n", inputs: ["x"], inputTypes: [TensorType([1, 4])])
+        let e = PythonExpression.binary(.add, .parameter("x"), .unary(.negative, .constant(.int(Int64.min))))
+        XCTAssertThrowsError(try l.lower(e, parameters: ["x": .tensor("x")], closure: [:])) {
+            XCTAssertTrue("\($0)".contains("overflows a 64-bit integer"), "\($0)")
+        }
+        var ok = PythonLowering(nodeName: "n", inputs: ["x"], inputTypes: [TensorType([1, 4])])
+        XCTAssertNoThrow(try ok.lower(.binary(.add, .parameter("x"), .unary(.negative, .constant(.int(3)))),
+                                      parameters: ["x": .tensor("x")], closure: [:]))
+    }
+}

@@ -74,9 +74,20 @@ public enum KerasLowering: Hashable, Sendable, CustomStringConvertible {
     case pad(mode: PadMode, borders: KerasBorders?, value: Float)
     /// `identity`: the layer's output is its input (no node).
     case identity
+    /// An activation without parameters by its Keras name (`swish`, `relu`, `sigmoid`, …; the
+    /// keys of `activationNames`): that `Op.activation` elementwise, any shape.
+    case activation(String)
+
+    /// The activation names `--lower` takes, as Keras spells them, and the IR activation of each.
+    public static let activationNames: [String: Activation] = [
+        "relu": .relu, "relu6": .clippedReLU(maxValue: 6, negativeSlope: 0, threshold: 0), "sigmoid": .sigmoid,
+        "tanh": .tanh, "softplus": .softplus, "softsign": .softsign, "selu": .selu, "swish": .swish, "silu": .swish,
+        "gelu": .gelu(approximate: false), "exponential": .exponential, "mish": .mish, "hard_swish": .hardSwish,
+        "log_sigmoid": .logSigmoid, "elu": .elu(alpha: 1),
+    ]
 
     /// The accepted forms, for messages and help.
-    public static let syntax = "crop:TOP,BOTTOM,LEFT,RIGHT, affine:SCALE,OFFSET, pad:reflect|edge|constant[=VALUE][:TOP,BOTTOM,LEFT,RIGHT], identity"
+    public static let syntax = "crop:TOP,BOTTOM,LEFT,RIGHT, affine:SCALE,OFFSET, pad:reflect|edge|constant[=VALUE][:TOP,BOTTOM,LEFT,RIGHT], identity, or an activation (relu, relu6, sigmoid, tanh, swish, silu, gelu, elu, selu, softplus, softsign, exponential, mish, hard_swish, log_sigmoid)"
 
     /// Parses `OP[:ARGS]` as `--lower` takes it.
     /// - Throws: `KerasHookSpecError` naming the text and listing the accepted forms.
@@ -119,6 +130,9 @@ public enum KerasLowering: Hashable, Sendable, CustomStringConvertible {
                     mode = m
                 }
                 self = .pad(mode: mode, borders: try p.count > 1 ? KerasBorders(parsing: p[1]) : nil, value: value)
+            case _ where KerasLowering.activationNames[op] != nil:
+                guard args == nil else { throw bad("the activation \(op) takes no arguments") }
+                self = .activation(op)
             default:
                 throw bad("unknown operation '\(parts[0])'")
             }
@@ -136,6 +150,7 @@ public enum KerasLowering: Hashable, Sendable, CustomStringConvertible {
             let m = mode == .constant && value != 0 ? "constant=\(formatHookNumber(value))" : mode.rawValue
             return "pad:\(m)" + (b.map { ":\($0)" } ?? "")
         case .identity: return "identity"
+        case let .activation(n): return n
         }
     }
 
@@ -161,6 +176,9 @@ public enum KerasLowering: Hashable, Sendable, CustomStringConvertible {
             return []
         case let .affine(s, o):
             return one(.activation(.linear(alpha: s, beta: o)))
+        case let .activation(n):
+            guard let a = KerasLowering.activationNames[n] else { throw fail("unknown activation '\(n)'") }
+            return one(.activation(a))
         case let .crop(given):
             try requireNHWC()
             guard let b = try given ?? ctx.recordedSpatialChange(shrinking: true) else {

@@ -123,7 +123,7 @@ struct PythonLowering {
         case let .slice(a, b, c):
             func part(_ x: PythonExpression?) throws(PythonLoweringFailure) -> PythonConstant {
                 guard let x else { return .none }
-                let v = try resolveName(try sub(x))
+                let v = resolveName(try sub(x))
                 guard case let .constant(k) = v, k == .none || k.integer != nil else {
                     throw PythonLoweringFailure("slice bound \(x) is not a constant integer")
                 }
@@ -131,20 +131,25 @@ struct PythonLowering {
             }
             return .slice(try part(a), try part(b), try part(c))
         case let .unary(op, a):
-            let v = try resolveName(try sub(a))
+            let v = resolveName(try sub(a))
             switch (op, v) {
             case (.positive, _): return v
             case let (.negative, .constant(c)):
-                if let i = c.integer { return .constant(.int(Int64(-i))) }
+                if let i = c.integer {
+                    // -Int64.min does not fit: refuse rather than trap on a hostile constant.
+                    let (n, overflow) = Int64(0).subtractingReportingOverflow(Int64(i))
+                    guard !overflow else { throw PythonLoweringFailure("-\(c) overflows a 64-bit integer") }
+                    return .constant(.int(n))
+                }
                 if let d = c.number { return .constant(.float(-d)) }
                 throw PythonLoweringFailure("-\(c)")
             case let (.negative, .tensor(t)): return try emit(.unary(UnaryAttributes(.neg)), [t])
             default: throw PythonLoweringFailure("unary \(op.rawValue) on \(describe(v))")
             }
         case let .binary(op, a, b):
-            return try binary(op, try resolveName(try sub(a)), try resolveName(try sub(b)))
+            return try binary(op, resolveName(try sub(a)), resolveName(try sub(b)))
         case let .index(base, index):
-            return try subscriptValue(try sub(base), try resolveName(try sub(index)))
+            return try subscriptValue(try sub(base), resolveName(try sub(index)))
         case let .call(f, args, kwargs):
             let callee = try sub(f)
             guard case let .name(dotted) = callee else { throw PythonLoweringFailure("call of a value that is not a function name") }

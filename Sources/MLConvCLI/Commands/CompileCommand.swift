@@ -1,4 +1,5 @@
 import CoreMLFormat
+import KerasFrontend
 import Foundation
 import MLGraph
 import MLPrediction
@@ -21,9 +22,18 @@ enum CompileCommand: Command {
 
     Options:
       -o, --output PATH          output .mlbundle, written atomically
+      --lower MATCH=OP[:ARGS]    lower the custom layers (CustomLayerParams) MATCH selects to built-in
+                                 ops, so no runtime class is needed; repeatable. MATCH: a layer name,
+                                 a glob on layer names or the layer's className (Swish). OP: an
+                                 activation (swish, relu, sigmoid, tanh, gelu, …), affine:SCALE,OFFSET,
+                                 crop:T,B,L,R, pad:reflect|edge|constant[=V][:T,B,L,R], identity
+                                 (docs/HOOKS.md); e.g. --lower Swish=swish
+      --custom-layer MATCH=CLASS run the custom layers MATCH selects with runtime class CLASS
+      --hooks FILE.json          the same from a hooks file (docs/HOOKS.md); flags win over it
     \(passOptionsHelp)
     """
     static let spec = OptionSpec(single: ["--output"], aliases: ["-o": "--output"], positionalRange: 1...1).adding(passOptionSpec)
+        .adding(OptionSpec(single: ["--hooks"], repeatable: ["--custom-layer", "--lower"]))
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
@@ -47,7 +57,7 @@ enum CompileCommand: Command {
                     + "(or --inputs rows.json|rows.csv); `mlconv inspect` lists its inputs")
             }
         }
-        let graph = try loadGraph(input)
+        let graph = try loadGraphAndDisabledPasses(input, coreMLHooks: try coreMLHookSpecs(args)).graph
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
                        passes: InferencePasses(run: true, disabled: disabled))
         return 0

@@ -58,7 +58,8 @@ enum PredictCommand: Command {
                             Passes a bundle was written without (keras/compile --disable-pass)
                             stay disabled too
       --config PATH         architecture JSON, for a weights-only Keras .h5
-      --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers (see `mlconv keras --help`)
+      --lower, --custom-layer, --hooks   hooks for Keras Lambda/custom layers and Core ML custom layers
+                                         of an .mlmodel (see `mlconv keras --help`, `mlconv compile --help`)
       --no-auto-lambda      do not lower pure-expression Keras Lambda layers automatically
       --profile             print the time of every layer (slowest first) with the kernel that ran it
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
@@ -79,8 +80,8 @@ enum PredictCommand: Command {
         }
         let keras = try parseKerasHookOptions(args)
         let disabled = try disabledPasses(args)
-        let (graph, recorded) = try decoded.map { (try CoreMLImporter.graph(from: $0, fileName: url.lastPathComponent), Set<String>()) }
-            ?? loadGraphAndDisabledPasses(url, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) }, kerasOptions: keras)
+        let (graph, recorded) = try loadGraphAndDisabledPasses(url, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) },
+                                                               kerasOptions: keras, coreMLHooks: try coreMLHookSpecs(args), decoded: decoded)
         var config = Model.Configuration()
         config.disabledPasses = disabled.union(recorded)
         if let t = try args.int("--threads") {
