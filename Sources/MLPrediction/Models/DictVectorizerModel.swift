@@ -13,16 +13,8 @@ import Foundation
 ///   `DictVectorizer.transform` does.
 /// - The input dictionary's key type must be the mapping's (String or Int64).
 public struct DictVectorizerModel: FeatureModel {
-    public enum Keys: Equatable, Sendable {
-        case strings([String])
-        case int64s([Int64])
-        public var count: Int {
-            switch self {
-            case let .strings(s): return s.count
-            case let .int64s(s): return s.count
-            }
-        }
-    }
+    /// The mapping keys in index order: String or Int64, the same list type as a classifier's `ClassLabels`.
+    public typealias Keys = ClassLabels
 
     public let modelDescription: Spec.ModelDescription
     public let keys: Keys

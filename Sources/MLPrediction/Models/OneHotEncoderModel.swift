@@ -12,16 +12,8 @@ import Foundation
 ///   `FeatureError.invalidValue` with `ErrorOnUnknown`.
 /// - An Int64 category list also accepts a Double input holding an integer exactly.
 public struct OneHotEncoderModel: FeatureModel {
-    public enum Categories: Equatable, Sendable {
-        case strings([String])
-        case int64s([Int64])
-        public var count: Int {
-            switch self {
-            case let .strings(s): return s.count
-            case let .int64s(s): return s.count
-            }
-        }
-    }
+    /// The categories in position order: String or Int64, the same list type as a classifier's `ClassLabels`.
+    public typealias Categories = ClassLabels
 
     public struct Parameters: Equatable, Sendable {
         public var categories: Categories
