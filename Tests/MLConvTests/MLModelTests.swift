@@ -78,6 +78,21 @@ final class MLModelTests: XCTestCase {
         XCTAssertTrue(try MLModel(contentsOf: copy, configuration: config).loadedFromCache)
     }
 
+    /// A damaged cache entry (a truncated or overwritten file) is converted again, not trusted.
+    func testDamagedCacheEntryIsReplaced() throws {
+        let config = try configuration()
+        let h5 = Paths.fixture("demo/digits_cnn.h5")
+        let entry = try MLModel.compileModel(at: h5, configuration: config)
+        let bytes = try Data(contentsOf: entry)
+        try bytes.prefix(bytes.count / 2).write(to: entry)
+        let model = try MLModel(contentsOf: h5, configuration: config)
+        XCTAssertFalse(model.loadedFromCache)
+        XCTAssertEqual(model.compiledModelURL, entry)
+        XCTAssertEqual(try Data(contentsOf: entry), bytes)
+        let p = try probabilities(try model.prediction(from: try digitInput()))
+        XCTAssertLessThan(maxAbsDiff(p, try kerasDigitProbabilities()), 1e-5)
+    }
+
     func testKerasFileWithoutTheCacheWritesNothing() throws {
         var config = try configuration()
         config.usesCache = false
