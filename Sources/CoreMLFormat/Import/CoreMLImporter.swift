@@ -116,6 +116,8 @@ public enum CoreMLImporter {
             }
             do {
                 try importInput(f, network: network, builder: b, description: &irDesc)
+                // MARK: flexible shapes (FlexibleShapeImport.swift)
+                try recordFlexibility(f, network: network, exact: b.exact, builder: b, description: &irDesc)
             } catch let e as LayerImportFailure {
                 throw CoreMLImportError.invalidModel(file: fileName, message: "input '\(f.name)': \(e.reason)")
             }
