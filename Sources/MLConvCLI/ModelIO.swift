@@ -74,7 +74,8 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
 
 /// Parses `--input NAME=FILE` values into arrays for `graph`: `.npy` files as they are; PNG/JPEG
 /// files for image inputs (or NHWC inputs with 1 or 3 channels), decoded, converted to the input's
-/// colour space, resized with `crop`, as raw 0–255 values (the graph applies the preprocessing).
+/// colour space, resized with `crop` unless the input's flexible shape allows the image's size, as
+/// raw 0–255 values (the graph applies the preprocessing).
 func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMode) throws -> [String: NDArray] {
     var inputs: [String: NDArray] = [:]
     for (name, path) in pairs {
@@ -107,8 +108,11 @@ private func readImageInput(_ url: URL, name: String, graph: Graph, crop: ImageC
     } else {
         throw CLIError("input '\(name)' has shape \(formatShape(shape)), which is not an image; give it a .npy array, or re-convert the model with --image-input \(name) so it takes images")
     }
-    let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
-    return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
+    var image = try ImageCodec.read(contentsOf: url).converted(to: space)
+    // Flexible shapes: an image of an allowed size is kept as is; others are resized to the default size.
+    let flexible = graph.shapeFlexibility(ofInput: name)?.allows([1, image.height, image.width, image.channels]) ?? false
+    if !flexible { image = image.resized(to: width, height: height, mode: crop) }
+    return try NDArray(shape: [1, image.height, image.width, image.channels], scalars: image.floatHWC())
 }
 
 /// `path` as a URL when it names an existing file (or directory with `directory`), else a

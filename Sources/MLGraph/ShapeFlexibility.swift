@@ -191,3 +191,53 @@ extension Graph {
         return g
     }
 }
+
+/// A graph cannot take a flexible shape its input declares: at an allowed `shape` of `input`,
+/// node `node` (the source layer, e.g. the Keras layer name) refuses its input shapes.
+public struct FlexibleShapeError: Error, CustomStringConvertible, Equatable, Sendable {
+    public var input: String
+    public var flexibility: ShapeFlexibility
+    /// The allowed input shape that fails (IR layout, batch first).
+    public var shape: [Int]
+    /// The node (layer) that refuses it, and its op; "" when the failure names no node.
+    public var node: String
+    public var op: String
+    /// The shape rule's message.
+    public var reason: String
+
+    public init(input: String, flexibility: ShapeFlexibility, shape: [Int], node: String, op: String, reason: String) {
+        self.input = input; self.flexibility = flexibility; self.shape = shape
+        self.node = node; self.op = op; self.reason = reason
+    }
+
+    public var description: String {
+        let at = node.isEmpty ? "the graph" : "layer '\(node)' (\(op))"
+        return "input '\(input)' is declared with the flexible shape \(flexibility), but \(at) cannot take the allowed shape "
+            + "\(formatShape(shape)): \(reason). Keep the dimensions that layer depends on fixed (e.g. the spatial size before a "
+            + "Flatten + Dense, or a Reshape to a fixed shape), or drop the flexibility."
+    }
+}
+
+extension Graph {
+    /// Checks by shape inference that every flexible input's representative shapes
+    /// (`ShapeFlexibility.representativeShapes`) go through the graph, one input at a time
+    /// (the others at their default shapes). A check, not a proof: unbounded ranges are tried at
+    /// their lower bound and one above the default.
+    /// - Throws: `GraphError` for an invalid flexibility (`validateShapeFlexibility`);
+    ///   `FlexibleShapeError` naming the input, the shape and the refusing layer.
+    public func checkFlexibleShapes() throws {
+        try validateShapeFlexibility()
+        for input in inputs {
+            guard let flex = shapeFlexibility(ofInput: input.name) else { continue }
+            for shape in flex.representativeShapes(defaultShape: input.type.shape) {
+                do {
+                    _ = try resolvingInputShapes([input.name: shape])
+                } catch let GraphError.invalidNode(node, op, message) {
+                    throw FlexibleShapeError(input: input.name, flexibility: flex, shape: shape, node: node, op: op, reason: message)
+                } catch {
+                    throw FlexibleShapeError(input: input.name, flexibility: flex, shape: shape, node: "", op: "", reason: "\(error)")
+                }
+            }
+        }
+    }
+}

@@ -181,3 +181,22 @@ extension ShapeFlexibility {
         }
     }
 }
+
+// MARK: - Feature checks
+
+extension Spec.ImageFeatureType {
+    /// Whether an image of `width` × `height` pixels fits this feature: its declared size, or a
+    /// size its `sizeFlexibility` allows (an absent width or height range keeps the declared size).
+    public func allowsSize(width w: Int, height h: Int) -> Bool {
+        if Int64(w) == width && Int64(h) == height { return true }
+        func fits(_ r: Spec.SizeRange?, _ v: Int, declared: Int64) -> Bool {
+            guard let r else { return Int64(v) == declared }
+            return UInt64(clamping: v) >= r.lowerBound && (r.upperBound < 0 || Int64(v) <= r.upperBound)
+        }
+        switch sizeFlexibility {
+        case nil: return false
+        case let .enumeratedSizes(sizes): return sizes.contains { $0.width == UInt64(clamping: w) && $0.height == UInt64(clamping: h) }
+        case let .imageSizeRange(wr, hr): return w >= 1 && h >= 1 && fits(wr, w, declared: width) && fits(hr, h, declared: height)
+        }
+    }
+}
