@@ -220,12 +220,12 @@ public enum CoreMLImporter {
                 try importExactInput(f, a, builder: b, description: &description)
                 return
             }
-            if case .image = kind {
+            if case let .image(img) = kind {
                 b.exact = false
                 defer { b.exact = true }
                 try importInput(f, network: network, builder: b, description: &description)
                 b.exact = true
-                try exactImageBlob(f.name, rank5: network.imageInputShapeMapping != .rank4, builder: b)
+                try exactImageBlob(f.name, rank5: network.imageInputShapeMapping != .rank4, flexibleSize: img.sizeFlexibility != nil, builder: b)
                 return
             }
         }

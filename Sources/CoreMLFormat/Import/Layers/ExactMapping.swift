@@ -324,12 +324,16 @@ extension CoreMLImporter {
 
     /// The blob of an image input of an EXACT network: the NHWC graph input (after its
     /// preprocessing) transposed to Core ML's [1, C, H, W], reshaped to [1, 1, C, H, W] when `rank5`.
-    static func exactImageBlob(_ name: String, rank5: Bool, builder b: ImportBuilder) throws {
+    /// With `flexibleSize` (an image size range or enumerated sizes) the rank-5 blob is made by
+    /// `expandDims` on axis 0, which holds for every size, instead of a reshape to the default size.
+    static func exactImageBlob(_ name: String, rank5: Bool, flexibleSize: Bool = false, builder b: ImportBuilder) throws {
         let t = try b.blob(name)
         let s = b.shape(t)
         guard s.count == 4 else { return }
         var x = try b.emit(name + "__to_nchw", .transpose(perm: [0, 3, 1, 2]), [t])
-        if rank5 { x = try b.emit(name + "__rank5", .reshapeND(shape: [1, 1, s[3], s[1], s[2]]), [x]) }
+        if rank5 {
+            x = try b.emit(name + "__rank5", flexibleSize ? .expandDims(axes: [0]) : .reshapeND(shape: [1, 1, s[3], s[1], s[2]]), [x])
+        }
         b.blobs[name] = x
     }
 
