@@ -19,6 +19,10 @@ Writes Fixtures/flexible/:
   enumerated_cnn.mlmodel the same network, input "x" with enumeratedShapes [3,8,8], [3,10,6]
   image_range.mlmodel    the same network on an RGB image input "image" 8x8 with imageSizeRange
                          width 4..32, height 4..32, scaler 1/255 and biases (-0.5, -0.25, 0)
+  exact_range.mlmodel    the same network with EXACT_ARRAY_MAPPING: input "x" [1, 3, 8, 8] with an
+                         N-D shape range [1, 3, 4..16, 4..unbounded] (references cnn_y_*)
+  exact_image_range.mlmodel  EXACT_ARRAY_MAPPING with RANK5_IMAGE_MAPPING: the image model above
+                         (references image_y_*)
   cnn_x_CxHxW.npy        float32 [C, H, W] multi-array inputs (Core ML order)
   cnn_y_CxHxW.npy        float32 [2, H, W] NumPy references of the network (float64 arithmetic)
   image_x_HxW.npy        float32 [H, W, 3] raw 0-255 pixels (R, G, B) of the image inputs
@@ -126,6 +130,34 @@ def coreml_fixtures(rng):
         pre = np.transpose(px.astype(np.float64) * scale + np.array(bias)[None, None, :], (2, 0, 1))
         np.save(os.path.join(OUT, f"image_x_{hh}x{ww}.npy"), px)
         np.save(os.path.join(OUT, f"image_y_{hh}x{ww}.npy"), conv_same_relu(pre, W, b).astype(np.float32))
+
+    # EXACT_ARRAY_MAPPING: the rank-4 input [1, 3, 8, 8] with an N-D shape range, and a rank-5
+    # mapped image input with a size range (same weights: references cnn_y_* and image_y_*).
+    from coremltools.models.neural_network import NeuralNetworkBuilder
+    builder = NeuralNetworkBuilder([("x", datatypes.Array(1, 3, 8, 8))], [("y", None)], disable_rank5_shape_mapping=True)
+    builder.add_convolution("conv", kernel_channels=3, output_channels=2, height=3, width=3, stride_height=1,
+                            stride_width=1, border_mode="same", groups=1, W=np.transpose(W, (2, 3, 1, 0)), b=b,
+                            has_bias=True, input_name="x", output_name="conv_out")
+    builder.add_activation("relu", "RELU", "conv_out", "y")
+    spec = builder.spec
+    fsu.set_multiarray_ndshape_range(spec, "x", lower_bounds=[1, 3, 4, 4], upper_bounds=[1, 3, 16, -1])
+    ct.utils.save_spec(spec, os.path.join(OUT, "exact_range.mlmodel"))
+
+    builder = NeuralNetworkBuilder([("image", datatypes.Array(3, 8, 8))], [("y", None)], disable_rank5_shape_mapping=True)
+    builder.add_convolution("conv", kernel_channels=3, output_channels=2, height=3, width=3, stride_height=1,
+                            stride_width=1, border_mode="same", groups=1, W=np.transpose(W, (2, 3, 1, 0)), b=b,
+                            has_bias=True, input_name="image", output_name="conv_out")
+    builder.add_activation("relu", "RELU", "conv_out", "y")
+    builder.set_pre_processing_parameters(image_input_names=["image"], is_bgr=False, red_bias=bias[0],
+                                          green_bias=bias[1], blue_bias=bias[2], image_scale=scale)
+    spec = builder.spec
+    t = spec.description.input[0].type
+    t.imageType.width, t.imageType.height = 8, 8
+    t.imageType.colorSpace = ct.proto.FeatureTypes_pb2.ImageFeatureType.RGB
+    spec.neuralNetwork.imageInputShapeMapping = ct.proto.NeuralNetwork_pb2.RANK5_IMAGE_MAPPING
+    fsu.update_image_size_range(spec, "image", fsu.NeuralNetworkImageSizeRange(
+        height_range=(4, 32), width_range=(4, 32)))
+    ct.utils.save_spec(spec, os.path.join(OUT, "exact_image_range.mlmodel"))
 
 
 def main():

@@ -5,6 +5,7 @@
 // `keras --flexible-shape` → .mlmodel round trip is Scripts/check_flexible_shape_export.py.
 import CoreMLFormat
 import Foundation
+import ImageIO
 import KerasFrontend
 import MLBundle
 import MLConvCLI
@@ -246,6 +247,49 @@ final class FlexibleShapeTests: XCTestCase {
             guard case let .image(t)? = f.type?.kind else { return false }
             return t.allowsSize(width: 10, height: 12) && !t.allowsSize(width: 8, height: 40)
         } ?? false)
+    }
+
+    /// EXACT_ARRAY_MAPPING networks: an N-D shape range on a rank-4 input, and a size range on a
+    /// rank-5-mapped image (the layout changes around the classic layers hold at every size).
+    func testExactMappingModelsRunAtAllowedShapes() throws {
+        let graph = try CoreMLImporter.graph(from: try Spec.Model.load(contentsOf: file("exact_range.mlmodel").path),
+                                             fileName: "exact_range.mlmodel")
+        XCTAssertEqual(graph.shapeFlexibility(ofInput: "x"),
+                       .ranges([.fixed(1), .fixed(3), .init(lowerBound: 4, upperBound: 16), .init(lowerBound: 4, upperBound: -1)]))
+        let model = try Model(graph: graph)
+        for shape in ["3x8x8", "3x12x10", "3x4x20"] {
+            let x = try npy("cnn_x_\(shape).npy"), y = try npy("cnn_y_\(shape).npy")
+            let out = try model.prediction(from: ["x": try x.reshaped([1] + x.shape)])
+            assertMatches(try out["y"]?.reshaped(y.shape), y, "exact_range at \(shape)")
+        }
+        assertNotAllowed(model, "x", NDArray(shape: [1, 3, 20, 8]), mentions: ["(1, 3, 20, 8)"])
+
+        let image = try Model(graph: try CoreMLImporter.graph(from: try Spec.Model.load(contentsOf: file("exact_image_range.mlmodel").path),
+                                                              fileName: "exact_image_range.mlmodel"))
+        for size in ["8x8", "12x10", "5x30"] {
+            let px = try npy("image_x_\(size).npy"), y = try npy("image_y_\(size).npy")
+            let out = try image.prediction(from: ["image": try px.reshaped([1] + px.shape)])
+            assertMatches(try out["y"]?.reshaped(y.shape), y, "exact_image_range at \(size)")
+        }
+    }
+
+    /// `predict --input image=photo.png`: a photo of an allowed size runs at its size; another
+    /// size is resized to the default (8×8) as before.
+    func testPredictKeepsAnImageOfAnAllowedSize() throws {
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let px = try npy("image_x_12x10.npy"), y = try npy("image_y_12x10.npy")
+        let png = dir.appendingPathComponent("photo.png")
+        try ImageCodec.writePNG(Image(width: 10, height: 12, channels: 3, pixels: px.scalars.map { UInt8($0) }), to: png)
+        let out = dir.appendingPathComponent("out").path
+        let r = CLIRun(["predict", file("image_range.mlmodel").path, "--input", "image=" + png.path, "--output-dir", out])
+        XCTAssertEqual(r.status, 0, r.err)
+        assertMatches(try NPY.read(contentsOf: URL(fileURLWithPath: out + "/y.npy")).reshaped(y.shape), y, "predict PNG 10×12")
+
+        let big = dir.appendingPathComponent("big.png")
+        try ImageCodec.writePNG(Image(width: 40, height: 40, channels: 3, filledWith: 128), to: big)
+        let r2 = CLIRun(["predict", file("image_range.mlmodel").path, "--input", "image=" + big.path, "--output-dir", out])
+        XCTAssertEqual(r2.status, 0, r2.err)
+        XCTAssertEqual(try NPY.read(contentsOf: URL(fileURLWithPath: out + "/y.npy")).shape, [1, 2, 8, 8])
     }
 
     // MARK: - Plan cache

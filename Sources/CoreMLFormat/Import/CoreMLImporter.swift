@@ -109,6 +109,13 @@ public enum CoreMLImporter {
 
         // Inputs (optional recurrent-state inputs are omitted: RecurrentImport.swift).
         let omittedStates = RecurrentImport.omittedStateInputs(desc, layers: network.layers)
+        b.flexibleShapes = desc.input.contains { f in  // MARK: flexible shapes
+            switch f.type?.kind {
+            case let .multiArray(a)?: return a.shapeFlexibility != nil
+            case let .image(i)?: return i.sizeFlexibility != nil
+            default: return false
+            }
+        }
         for f in desc.input {
             if omittedStates.contains(f.name) {
                 RecurrentImport.omit(f, builder: b, description: &irDesc)

@@ -63,7 +63,14 @@ extension ImportBuilder {
             let v = s == [l, c] ? t : try emit(base + "__rank5_in", .reshapeND(shape: [l, c]), [t])
             return LegacyView(tensor: v, lead: lead, rank: r)
         }
-        let nchw = s == [l, c, h, w] ? t : try emit(base + "__nchw", .reshapeND(shape: [l, c, h, w]), [t])
+        let nchw: String
+        if s == [l, c, h, w] {
+            nchw = t
+        } else if flexibleShapes, r >= 3, lead.allSatisfy({ $0 == 1 }) {  // [1…, C, H, W] → [1, C, H, W] at any H, W
+            nchw = try emit(base + "__nchw", r == 3 ? .expandDims(axes: [0]) : .squeeze(axes: Array(0..<(r - 4))), [t])
+        } else {
+            nchw = try emit(base + "__nchw", .reshapeND(shape: [l, c, h, w]), [t])
+        }
         let nhwc = try emit(base + "__to_nhwc", .transpose(perm: [0, 2, 3, 1]), [nchw])
         return LegacyView(tensor: nhwc, lead: lead, rank: r)
     }
@@ -89,6 +96,11 @@ extension ImportBuilder {
             target = [chw[1], chw[2]]
         }
         if shape(x) == target { return x }
+        if flexibleShapes, s.count == 4, view.rank >= 3, view.lead.allSatisfy({ $0 == 1 }), target.count == view.rank {
+            // [1, C, H, W] → [1…, C, H, W] at any H, W.
+            let op: Op = view.rank == 3 ? .squeeze(axes: [0]) : .expandDims(axes: Array(0..<(view.rank - 4)))
+            return try emit(base + "__exact", op, [x])
+        }
         return try emit(base + "__exact", .reshapeND(shape: target), [x])
     }
 }
