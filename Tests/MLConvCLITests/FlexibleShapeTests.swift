@@ -292,6 +292,69 @@ final class FlexibleShapeTests: XCTestCase {
         XCTAssertEqual(try NPY.read(contentsOf: URL(fileURLWithPath: out + "/y.npy")).shape, [1, 2, 8, 8])
     }
 
+    // MARK: - Real models (../shared)
+
+    /// The real Van Gogh style transfer network declared with a 256×256 default and an image size
+    /// range 128…512. Its custom layers (ResCropBlockLambda, RescaleOutputLambda) have output
+    /// shapes fixed at import, so at 320×320 the graph cannot resolve: a typed error. Lowered to
+    /// IR ops at compile time (`--lower`), it runs at 320×320 through a resolved plan and matches
+    /// the Keras reference at that size.
+    func testRealStyleTransferAtANonDefaultSizeMatchesKeras() throws {
+        let url = try TestPaths.sharedFile("models/FastStyleTransferVanGoghStarryNight.mlmodel")
+        let input = try NPY.read(contentsOf: try TestPaths.sharedFile("models/reference/london_big-ben_320.npy"))
+        let expected = try NPY.read(contentsOf: try TestPaths.sharedFile("models/reference/style_transfer_vangogh__london_big-ben.npy"))
+        var spec = try Spec.Model.load(contentsOf: url.path)
+        guard var d = spec.description, case var .image(img)? = d.input.first?.type?.kind,
+              case var .image(out)? = d.output.first?.type?.kind else { return XCTFail("expected image input and output") }
+        img.width = 256; img.height = 256
+        img.sizeFlexibility = .imageSizeRange(width: .init(lowerBound: 128, upperBound: 512), height: .init(lowerBound: 128, upperBound: 512))
+        out.width = 256; out.height = 256
+        d.input[0].type?.kind = .image(img)
+        d.output[0].type?.kind = .image(out)
+        spec.description = d
+        let x = try input.reshaped([1, 320, 320, 3])
+
+        let custom = try Model(graph: try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent))
+        XCTAssertThrowsError(try custom.prediction(from: ["image": x])) { e in
+            guard case let RuntimeError.shapeResolutionFailed(shapes, _) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(shapes, "image (1, 320, 320, 3)")
+        }
+
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let modified = dir.appendingPathComponent("StyleFlexible.mlmodel")
+        try spec.write(toFile: modified.path)
+        let bundle = dir.appendingPathComponent("style.mlbundle").path
+        let c = CLIRun(["compile", modified.path, "--lower", "ResCropBlockLambda=crop:2,2,2,2",
+                        "--lower", "RescaleOutputLambda=affine:127.5,127.5", "-o", bundle])
+        XCTAssertEqual(c.status, 0, c.err)
+        let model = try Model(graph: try BundleFile(contentsOf: URL(fileURLWithPath: bundle)).graph)
+        XCTAssertEqual(model.modelDescription.inputs.first?.shape, [1, 256, 256, 3])
+        let got = try XCTUnwrap(try model.prediction(from: ["image": x])["output"])
+        XCTAssertEqual(got.shape, [1, 320, 320, 3])
+        XCTAssertEqual(model.shapePlanStatistics.plansBuilt, 1)
+        var se = 0.0
+        for (a, b) in zip(got.scalars, expected.scalars) {
+            let q = { (v: Float) in Double(Swift.min(255, Swift.max(0, v)).rounded()) }
+            se += (q(a) - q(b)) * (q(a) - q(b))
+        }
+        let psnr = 10 * log10(255 * 255 / Swift.max(se / Double(got.count), 1e-12))
+        XCTAssertGreaterThanOrEqual(psnr, 45, "PSNR \(psnr) dB against the Keras reference at 320×320")
+        // 600 is outside 128…512.
+        assertNotAllowed(model, "image", NDArray(shape: [1, 600, 320, 3]), mentions: ["(1, 600, 320, 3)", "128...512"])
+    }
+
+    /// Real files with flexible inputs (pipelines of Apple feature extractors, which mlconv does
+    /// not run): inspect shows their ranges.
+    func testInspectShowsTheRangesOfRealCorpusModels() throws {
+        for (name, fragment) in [("corpus/mlmodel/edolj_SoundClassifier.mlmodel", "ranges [8000…240000]"),
+                                 ("corpus/mlmodel/noahgift_cats_dogs.mlmodel", "width 299…∞, height 299…∞")] {
+            let url = try TestPaths.sharedFile(name)
+            let r = CLIRun(["inspect", url.path])
+            XCTAssertEqual(r.status, 0, r.err)
+            XCTAssertTrue(r.out.contains(fragment), "\(name): \(r.out)")
+        }
+    }
+
     // MARK: - Plan cache
 
     /// Same shape twice builds one plan; the default shape uses the load-time plan; a cache of
