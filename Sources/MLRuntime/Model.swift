@@ -94,8 +94,9 @@ public final class Model: @unchecked Sendable {
     public let modelDescription: Description
     /// The verified graph, with every tensor typed.
     public let graph: Graph
-    /// Where each tensor lives during a prediction (empty when the graph runs in the dynamic
-    /// executor: control flow, tensor lists or unknown dimensions).
+    /// Where each tensor lives during a prediction at the inputs' default shapes (other shapes
+    /// of flexible inputs get their own plans: `shapePlanStatistics`); empty when the graph runs
+    /// in the dynamic executor (control flow, tensor lists or unknown dimensions).
     public let memoryPlan: MemoryPlan
     /// Whether predictions run in the dynamic executor (per-run buffers at actual shapes,
     /// blocks run recursively, kernels built per shape) instead of the static plan.
