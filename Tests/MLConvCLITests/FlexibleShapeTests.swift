@@ -292,6 +292,21 @@ final class FlexibleShapeTests: XCTestCase {
         XCTAssertEqual(try NPY.read(contentsOf: URL(fileURLWithPath: out + "/y.npy")).shape, [1, 2, 8, 8])
     }
 
+    /// Image files read for the feature path (`--inputs` JSON / CSV batches) keep an allowed
+    /// size and are resized to the declared size otherwise.
+    func testImageFilesKeepAnAllowedSizeInTheFeaturePath() throws {
+        let spec = try Spec.Model.load(contentsOf: file("image_range.mlmodel").path)
+        guard case let .image(t)? = spec.description?.input.first?.type?.kind else { return XCTFail("not an image input") }
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let allowed = dir.appendingPathComponent("a.png"), other = dir.appendingPathComponent("b.png")
+        try ImageCodec.writePNG(Image(width: 10, height: 12, channels: 3, filledWith: 7), to: allowed)
+        try ImageCodec.writePNG(Image(width: 40, height: 36, channels: 3, filledWith: 7), to: other)
+        let a = try FeatureImage(contentsOf: allowed, fittedTo: t, crop: .center, feature: "image", model: "image_range")
+        XCTAssertEqual([a.width, a.height], [10, 12])
+        let b = try FeatureImage(contentsOf: other, fittedTo: t, crop: .center, feature: "image", model: "image_range")
+        XCTAssertEqual([b.width, b.height], [8, 8])
+    }
+
     // MARK: - Real models (../shared)
 
     /// The real Van Gogh style transfer network declared with a 256×256 default and an image size
