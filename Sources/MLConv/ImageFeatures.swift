@@ -69,7 +69,9 @@ extension FeatureImage {
     /// resampling) and in its colour space. Unchanged when it already fits.
     package func fitted(to c: MLImageConstraint, cropAndScale: ImageCropAndScale, feature: String) throws -> FeatureImage {
         let target: FeatureImage.ColorSpace = c.colorSpace == .bgr ? .bgr : c.colorSpace == .rgb ? .rgb : .grayscale
-        if width == c.pixelsWide, height == c.pixelsHigh, colorSpace == target { return self }
+        // An image of the default size or of a size the model's flexibility allows is kept as is.
+        let keepsSize = c.allows(width: width, height: height)
+        if keepsSize, colorSpace == target { return self }
         guard c.pixelsWide > 0, c.pixelsHigh > 0 else {
             throw MLModelError.invalidImage(feature: feature, reason: "the model's image size is \(c.pixelsWide)×\(c.pixelsHigh); it needs a positive size")
         }
@@ -84,7 +86,7 @@ extension FeatureImage {
         case .bgr: image = image.converted(to: .rgb).converted(to: .bgr)
         case .grayscale: image = image.converted(to: .grayscale)
         }
-        if width != c.pixelsWide || height != c.pixelsHigh {
+        if !keepsSize {
             image = image.resized(to: c.pixelsWide, height: c.pixelsHigh, mode: cropAndScale.mode)
         }
         return try FeatureImage(width: image.width, height: image.height, colorSpace: target, pixels: image.pixels)
@@ -121,7 +123,10 @@ package enum ImageInputTensor {
         guard width > 0, height > 0 else {
             throw MLModelError.invalidImage(feature: name, reason: "the model's image size is \(width)×\(height); it needs a positive size")
         }
-        let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
-        return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
+        var image = try ImageCodec.read(contentsOf: url).converted(to: space)
+        // Flexible shapes: an image of an allowed size is kept as is; others are resized to the default size.
+        let allowed = graph.shapeFlexibility(ofInput: name)?.allows([1, image.height, image.width, image.channels]) ?? false
+        if !allowed { image = image.resized(to: width, height: height, mode: crop) }
+        return try NDArray(shape: [1, image.height, image.width, image.channels], scalars: image.floatHWC())
     }
 }

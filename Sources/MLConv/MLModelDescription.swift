@@ -29,6 +29,8 @@ public struct MLMultiArrayConstraint: Sendable, Hashable {
             self.lowerBound = lowerBound
             self.upperBound = upperBound
         }
+        /// Whether `size` lies in the range.
+        public func contains(_ size: Int) -> Bool { size >= lowerBound && (upperBound.map { size <= $0 } ?? true) }
     }
     /// The default shape. For `.mlmodel` features, Core ML's shape (`[C]`, `[C, H, W]`, or the
     /// exact rank-N shape); for Keras models and bundles, the graph's shape, batch first (−1 for
@@ -60,6 +62,16 @@ public struct MLImageConstraint: Sendable, Hashable {
         case range(width: MLMultiArrayConstraint.SizeRange, height: MLMultiArrayConstraint.SizeRange)
     }
     public var sizeConstraint: SizeConstraint
+    /// Whether the model takes an image of `width` × `height` pixels as it is: the default size
+    /// or one its `sizeConstraint` allows.
+    public func allows(width: Int, height: Int) -> Bool {
+        if width == pixelsWide && height == pixelsHigh { return true }
+        switch sizeConstraint {
+        case .unspecified: return false
+        case let .enumerated(sizes): return sizes.contains { $0.width == width && $0.height == height }
+        case let .range(w, h): return w.contains(width) && h.contains(height)
+        }
+    }
     /// A constraint for `FeatureValue.image(contentsOf:constraint:cropAndScale:)`.
     public init(pixelsWide: Int, pixelsHigh: Int, colorSpace: ColorSpace, sizeConstraint: SizeConstraint = .unspecified) {
         self.pixelsWide = pixelsWide
@@ -283,6 +295,11 @@ extension MLFeatureDescription {
 }
 
 extension MLMultiArrayConstraint.SizeRange {
+    /// MLGraph's range (upper bound −1 = unbounded) as Core ML's (nil = unbounded).
+    init(dimension r: DimensionRange) {
+        lowerBound = r.lowerBound
+        upperBound = r.upperBound < 0 ? nil : r.upperBound
+    }
     init(spec r: Spec.SizeRange) {
         lowerBound = Int(clamping: r.lowerBound)
         upperBound = r.upperBound < 0 ? nil : Int(clamping: r.upperBound)
@@ -318,7 +335,16 @@ extension MLFeatureDescription {
             type = .image
             multiArrayConstraint = nil
             let cs: MLImageConstraint.ColorSpace = img.colorSpace == .bgr ? .bgr : (img.colorSpace == .rgb ? .rgb : .grayscale)
-            imageConstraint = MLImageConstraint(pixelsWide: img.width, pixelsHigh: img.height, colorSpace: cs, sizeConstraint: .unspecified)
+            // A bundle keeps an image's flexibility in its NHWC layout [1, H, W, C].
+            var sizes = MLImageConstraint.SizeConstraint.unspecified
+            switch f.shapeFlexibility {
+            case let .ranges(r)? where r.count == 4:
+                sizes = .range(width: .init(dimension: r[2]), height: .init(dimension: r[1]))
+            case let .enumerated(shapes)?:
+                sizes = .enumerated(shapes.filter { $0.count == 4 }.map { MLImageSize(width: $0[2], height: $0[1]) })
+            default: break
+            }
+            imageConstraint = MLImageConstraint(pixelsWide: img.width, pixelsHigh: img.height, colorSpace: cs, sizeConstraint: sizes)
         } else {
             type = .multiArray
             imageConstraint = nil
@@ -329,11 +355,18 @@ extension MLFeatureDescription {
             case .int64: dt = .float64
             case .float32: dt = .float32
             }
-            // A dimension known only at prediction time (−1) takes any size ≥ 1.
-            let flexible = f.shape.contains { $0 < 0 }
-            multiArrayConstraint = MLMultiArrayConstraint(
-                shape: f.shape, dataType: dt,
-                shapeConstraint: flexible ? .range(f.shape.map { $0 < 0 ? .init(lowerBound: 1, upperBound: nil) : .init(lowerBound: $0, upperBound: $0) }) : .unspecified)
+            // A declared flexibility (ranges or enumerated shapes) first; else a dimension known
+            // only at prediction time (−1) takes any size ≥ 1.
+            let constraint: MLMultiArrayConstraint.ShapeConstraint
+            switch f.shapeFlexibility {
+            case let .ranges(r)?: constraint = .range(r.map(MLMultiArrayConstraint.SizeRange.init(dimension:)))
+            case let .enumerated(shapes)?: constraint = .enumerated(shapes)
+            case nil:
+                constraint = f.shape.contains { $0 < 0 }
+                    ? .range(f.shape.map { $0 < 0 ? .init(lowerBound: 1, upperBound: nil) : .init(lowerBound: $0, upperBound: $0) })
+                    : .unspecified
+            }
+            multiArrayConstraint = MLMultiArrayConstraint(shape: f.shape, dataType: dt, shapeConstraint: constraint)
         }
     }
 }

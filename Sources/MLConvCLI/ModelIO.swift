@@ -45,7 +45,8 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
 
 /// Parses `--input NAME=FILE` values into arrays for `graph`: `.npy` files as they are; PNG/JPEG
 /// files for image inputs (or NHWC inputs with 1 or 3 channels), decoded, converted to the input's
-/// colour space, resized with `crop`, as raw 0–255 values (the graph applies the preprocessing).
+/// colour space, resized with `crop` unless the input's flexible shape allows the image's size, as
+/// raw 0–255 values (the graph applies the preprocessing).
 func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMode) throws -> [String: NDArray] {
     var inputs: [String: NDArray] = [:]
     for (name, path) in pairs {

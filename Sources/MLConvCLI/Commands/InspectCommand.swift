@@ -78,6 +78,8 @@ func graphReport(_ g: Graph) -> [String: Any] {
         var f: [String: Any] = ["name": name, "shape": t?.shape ?? [], "type": t?.elementType.rawValue ?? "?"]
         if let d, !d.shortDescription.isEmpty { f["description"] = d.shortDescription }
         if let img = d?.image { f["image"] = ["width": img.width, "height": img.height, "colorSpace": img.colorSpace.rawValue] }
+        // MARK: flexible shapes
+        if let flex = d?.shapeFlexibility { f["shapeFlexibility"] = flexibilityJSON(flex) }
         return f
     }
     let md = g.description.metadata
@@ -109,6 +111,7 @@ func renderText(_ r: [String: Any]) -> String {
         for f in (r[key] as? [[String: Any]]) ?? [] {
             var s = "  \(f["name"] ?? "?")  \(f["type"] ?? "")[\(shape(f["shape"]))]"
             if let img = f["image"] as? [String: Any] { s += "  image \(img["colorSpace"] ?? "") \(img["width"] ?? "")×\(img["height"] ?? "")" }
+            if let flex = f["shapeFlexibility"] as? [String: Any], let text = flex["text"] { s += "  flexible: \(text)" }
             if let d = f["description"] { s += "  — \(d)" }
             lines.append(s)
         }
