@@ -1,0 +1,92 @@
+// Image feature values from PNG/JPEG files or raw pixels, fitted to an image input as Vision's
+// crop-and-scale options do (Core ML's `MLFeatureValue(imageAt:constraint:options:)`).
+import Foundation
+import ImageIO
+import MLPrediction
+
+extension FeatureValue {
+    /// An image value read from a PNG or JPEG file, fitted to `constraint`'s size with
+    /// `cropAndScale` and converted to its colour space (Core ML's
+    /// `MLFeatureValue(imageAt:constraint:options:)` with `.cropAndScale`).
+    /// - Throws: `ImageCodecError` naming the file (unreadable, not PNG/JPEG, damaged),
+    ///   `MLModelError.invalidImage` for a constraint with a zero size.
+    public static func image(contentsOf url: URL, constraint: MLImageConstraint,
+                             cropAndScale: ImageCropAndScale = .centerCrop) throws -> FeatureValue {
+        let decoded = try ImageCodec.read(contentsOf: url)
+        let rgb = decoded.converted(to: decoded.channels == 1 ? .grayscale : .rgb)
+        let img = try FeatureImage(width: rgb.width, height: rgb.height, colorSpace: rgb.channels == 1 ? .grayscale : .rgb, pixels: rgb.pixels)
+        return .image(try img.fitted(to: constraint, cropAndScale: cropAndScale, feature: url.lastPathComponent))
+    }
+
+    /// An image value from interleaved 8-bit pixels (`height × width × channels`, row-major,
+    /// channels in `colorSpace`'s order), fitted to `constraint` as `image(contentsOf:...)`.
+    /// - Throws: `FeatureError.shapeMismatch` when `pixels` does not hold `width × height ×
+    ///   channels` bytes, `MLModelError.invalidImage` for a constraint with a zero size.
+    public static func image(pixels: [UInt8], width: Int, height: Int, colorSpace: FeatureImage.ColorSpace,
+                             constraint: MLImageConstraint, cropAndScale: ImageCropAndScale = .centerCrop) throws -> FeatureValue {
+        let img = try FeatureImage(width: width, height: height, colorSpace: colorSpace, pixels: pixels)
+        return .image(try img.fitted(to: constraint, cropAndScale: cropAndScale, feature: "pixels"))
+    }
+}
+
+extension MLModel {
+    /// An image value for the image input `input`, read from a PNG or JPEG file and fitted to
+    /// the input's size and colour space with `cropAndScale` (default:
+    /// `configuration.imageCropAndScale`).
+    /// - Throws: `MLModelError.unknownFeature`, `.typeMismatch` when `input` is not an image
+    ///   input, `ImageCodecError` for the file.
+    public func imageFeature(contentsOf url: URL, for input: String, cropAndScale: ImageCropAndScale? = nil) throws -> FeatureValue {
+        try FeatureValue.image(contentsOf: url, constraint: imageConstraint(of: input),
+                               cropAndScale: cropAndScale ?? configuration.imageCropAndScale)
+    }
+
+    /// An image value for `input` from interleaved 8-bit pixels (see
+    /// `FeatureValue.image(pixels:width:height:colorSpace:constraint:cropAndScale:)`).
+    public func imageFeature(pixels: [UInt8], width: Int, height: Int, colorSpace: FeatureImage.ColorSpace,
+                             for input: String, cropAndScale: ImageCropAndScale? = nil) throws -> FeatureValue {
+        try FeatureValue.image(pixels: pixels, width: width, height: height, colorSpace: colorSpace,
+                               constraint: imageConstraint(of: input), cropAndScale: cropAndScale ?? configuration.imageCropAndScale)
+    }
+
+    /// The image constraint of input `input`: its description's, or, for an NHWC input with 1 or
+    /// 3 channels and no image description (a Keras model), its height, width and gray / RGB.
+    func imageConstraint(of input: String) throws -> MLImageConstraint {
+        guard let d = modelDescription.inputDescriptionsByName[input] else {
+            throw MLModelError.unknownFeature(name: input, inputs: modelDescription.inputs.map(\.name))
+        }
+        if let c = d.imageConstraint { return c }
+        if let s = d.multiArrayConstraint?.shape, s.count == 4, s[1] > 0, s[2] > 0, s[3] == 1 || s[3] == 3 {
+            return MLImageConstraint(pixelsWide: s[2], pixelsHigh: s[1], colorSpace: s[3] == 1 ? .grayscale : .rgb,
+                                     sizeConstraint: .unspecified)
+        }
+        throw MLModelError.typeMismatch(feature: input, expected: "an image input (or an NHWC input with 1 or 3 channels)",
+                                        found: "\(d.type.rawValue) \(d.multiArrayConstraint.map { "\($0.shape)" } ?? "")")
+    }
+}
+
+extension FeatureImage {
+    /// This image at the constraint's size (Vision-style crop and scale, Pillow-exact bilinear
+    /// resampling) and in its colour space. Unchanged when it already fits.
+    package func fitted(to c: MLImageConstraint, cropAndScale: ImageCropAndScale, feature: String) throws -> FeatureImage {
+        let target: FeatureImage.ColorSpace = c.colorSpace == .bgr ? .bgr : c.colorSpace == .rgb ? .rgb : .grayscale
+        if width == c.pixelsWide, height == c.pixelsHigh, colorSpace == target { return self }
+        guard c.pixelsWide > 0, c.pixelsHigh > 0 else {
+            throw MLModelError.invalidImage(feature: feature, reason: "the model's image size is \(c.pixelsWide)×\(c.pixelsHigh); it needs a positive size")
+        }
+        guard width > 0, height > 0 else {
+            throw MLModelError.invalidImage(feature: feature, reason: "the image is \(width)×\(height) pixels; give a non-empty image")
+        }
+        var image = Image(width: width, height: height, channels: channels, pixels: pixels)
+        if colorSpace == .bgr { image = image.converted(to: .bgr) }  // BGR → RGB (a swap)
+        // Colour first, then size (as `mlconv predict` has always done: gray is taken before resampling).
+        switch target {
+        case .rgb: image = image.converted(to: .rgb)
+        case .bgr: image = image.converted(to: .rgb).converted(to: .bgr)
+        case .grayscale: image = image.converted(to: .grayscale)
+        }
+        if width != c.pixelsWide || height != c.pixelsHigh {
+            image = image.resized(to: c.pixelsWide, height: c.pixelsHigh, mode: cropAndScale.mode)
+        }
+        return try FeatureImage(width: image.width, height: image.height, colorSpace: target, pixels: image.pixels)
+    }
+}
