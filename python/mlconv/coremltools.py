@@ -27,9 +27,9 @@ class _Proxy:
     get_compiled_model_path, as libcoremlpython's _MLModelProxy."""
 
     def __init__(self, path, temporary=None):
-        self._model = _Model(path)
-        self._path = path
         self._temporary = temporary
+        self._path = path
+        self._model = _Model(path)
 
     def predict(self, data, state=None):
         if state is not None:

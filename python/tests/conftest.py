@@ -22,7 +22,7 @@ def classical_case(name):
 
 def decode_json_value(v):
     """Fixtures/classical/README.md: "NaN" strings stand for NaN doubles."""
-    if v == "NaN":
+    if isinstance(v, str) and v == "NaN":
         return float("nan")
     if isinstance(v, list):
         return [decode_json_value(x) for x in v]

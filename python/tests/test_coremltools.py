@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mlconv
-from conftest import assert_close, assert_row_matches, classical_case, fixture
+from conftest import assert_close, assert_row_matches, classical_case, decode_json_value, fixture
 
 ct = pytest.importorskip("coremltools", reason="coremltools is installed by Scripts/python-tests")
 
@@ -46,7 +46,7 @@ def test_pipelines_from_path_match_recorded_outputs(name):
     m = ct.models.MLModel(str(path))
     int_keys = name == "pipeline_classifier_scaler_logistic"
     for i, (row, exp) in enumerate(zip(inputs, expected)):
-        row = {k: (np.array(v) if isinstance(v, list) else v) for k, v in row.items()}
+        row = {k: (np.array(decode_json_value(v), dtype=np.float64) if isinstance(v, list) else v) for k, v in row.items()}
         got = m.predict(row)
         assert set(got) == set(exp), f"{name}: {sorted(got)} vs {sorted(exp)}"
         assert_row_matches(got, exp, case, f"{name} row {i}", int_keys=int_keys)
@@ -92,3 +92,21 @@ def test_a_model_mlconv_cannot_run_builds_and_predict_says_why():
     with pytest.raises(mlconv.MLConvError) as e:
         m.predict({"text": "hello"})
     assert "wordTagger" in str(e.value) or "word tagger" in str(e.value).lower(), str(e.value)
+
+
+def test_image_in_image_out():
+    """hollance_Image2Image (corpus): RGB 256×256 → one linear activation 1·x + 0 → RGB 256×256
+    image output, so the output image is the input image (spec: scale 1, biases 0)."""
+    from PIL import Image
+    from conftest import SHARED
+    path = SHARED / "corpus" / "mlmodel" / "hollance_Image2Image.mlmodel"
+    if not path.exists():
+        pytest.skip(f"skipped: {path} not found")
+    rng = np.random.default_rng(7)
+    pixels = rng.integers(0, 256, size=(256, 256, 3), dtype=np.uint8)
+    m = ct.models.MLModel(str(path))
+    out = m.predict({"image": Image.fromarray(pixels, "RGB")})
+    assert set(out) == {"generatedImage"}
+    img = out["generatedImage"]
+    assert isinstance(img, Image.Image) and img.mode == "RGB" and img.size == (256, 256)
+    assert np.array_equal(np.asarray(img), pixels)
