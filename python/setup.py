@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -49,16 +49,20 @@ class BuildWithLibrary(build_py):
         shutil.copy2(built, target)
 
 
-class PlatformWheel(bdist_wheel):
-    """The wheel holds a native library: tag it for this platform, not py3-none-any."""
+class BinaryDistribution(Distribution):
+    """The package holds a native library: install it as platform-specific (platlib)."""
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
+    def has_ext_modules(self):
+        return True
+
+
+class PlatformWheel(bdist_wheel):
+    """Tagged py3-none-<platform>: the library is for this platform, but does not use Python's C
+    API, so one wheel serves every Python 3."""
 
     def get_tag(self):
         _, _, plat = super().get_tag()
         return "py3", "none", plat
 
 
-setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel})
+setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=BinaryDistribution)
