@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining"]),
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv"]),
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
         // MARK: front door (issue 15): the Swift API (`import MLConv`) and its C ABI (mlconv.h)
         .target(name: "MLConv",

@@ -90,3 +90,38 @@ extension FeatureImage {
         return try FeatureImage(width: image.width, height: image.height, colorSpace: target, pixels: image.pixels)
     }
 }
+
+// MARK: - Image files as graph input tensors (the CLI's `--input NAME=photo.jpg`)
+
+import MLGraph
+import MLRuntime
+
+package enum ImageInputTensor {
+    /// The image at `url` as the tensor of graph input `name`: decoded, converted to the input's
+    /// colour space, fitted to its size with `crop`, as raw 0–255 values `[1, H, W, C]` (the
+    /// graph applies the model's preprocessing). The input is an image input, or an NHWC input
+    /// with 1 or 3 channels (gray / RGB).
+    /// - Throws: `RuntimeError.unknownInput`, `MLModelError.typeMismatch` for an input that is
+    ///   not an image, `ImageCodecError` for the file.
+    package static func read(contentsOf url: URL, input name: String, graph: Graph, crop: ImageCropMode) throws -> NDArray {
+        guard let input = graph.inputs.first(where: { $0.name == name }) else {
+            throw RuntimeError.unknownInput(name: name, expected: graph.inputs.map(\.name))
+        }
+        let shape = input.type.shape
+        let feature = graph.description.inputs.first { $0.name == name }?.image
+        let width: Int, height: Int, space: ImageIO.ImageColorSpace
+        if let f = feature {
+            width = f.width; height = f.height
+            space = f.colorSpace == .bgr ? .bgr : f.colorSpace == .grayscale ? .grayscale : .rgb
+        } else if shape.count == 4, shape[3] == 1 || shape[3] == 3 {
+            height = shape[1]; width = shape[2]; space = shape[3] == 1 ? .grayscale : .rgb
+        } else {
+            throw MLModelError.notAnImageInput(feature: name, shape: shape)
+        }
+        guard width > 0, height > 0 else {
+            throw MLModelError.invalidImage(feature: name, reason: "the model's image size is \(width)×\(height); it needs a positive size")
+        }
+        let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
+        return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
+    }
+}

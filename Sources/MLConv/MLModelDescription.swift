@@ -25,6 +25,10 @@ public struct MLMultiArrayConstraint: Sendable, Hashable {
     public struct SizeRange: Sendable, Hashable {
         public var lowerBound: Int
         public var upperBound: Int?
+        public init(lowerBound: Int, upperBound: Int?) {
+            self.lowerBound = lowerBound
+            self.upperBound = upperBound
+        }
     }
     /// The default shape. For `.mlmodel` features, Core ML's shape (`[C]`, `[C, H, W]`, or the
     /// exact rank-N shape); for Keras models and bundles, the graph's shape, batch first (−1 for
@@ -34,6 +38,11 @@ public struct MLMultiArrayConstraint: Sendable, Hashable {
     /// are reported as float64).
     public var dataType: MultiArray.DataType
     public var shapeConstraint: ShapeConstraint
+    public init(shape: [Int], dataType: MultiArray.DataType, shapeConstraint: ShapeConstraint = .unspecified) {
+        self.shape = shape
+        self.dataType = dataType
+        self.shapeConstraint = shapeConstraint
+    }
 }
 
 /// The size and pixel format of an image feature (Core ML's `MLImageConstraint`).
@@ -51,12 +60,23 @@ public struct MLImageConstraint: Sendable, Hashable {
         case range(width: MLMultiArrayConstraint.SizeRange, height: MLMultiArrayConstraint.SizeRange)
     }
     public var sizeConstraint: SizeConstraint
+    /// A constraint for `FeatureValue.image(contentsOf:constraint:cropAndScale:)`.
+    public init(pixelsWide: Int, pixelsHigh: Int, colorSpace: ColorSpace, sizeConstraint: SizeConstraint = .unspecified) {
+        self.pixelsWide = pixelsWide
+        self.pixelsHigh = pixelsHigh
+        self.colorSpace = colorSpace
+        self.sizeConstraint = sizeConstraint
+    }
 }
 
 /// One image size in pixels.
 public struct MLImageSize: Sendable, Hashable {
     public var width: Int
     public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
 }
 
 /// One input or output (Core ML's `MLFeatureDescription`).
@@ -138,15 +158,7 @@ extension MLModelDescription {
         outputs = d.output.map(MLFeatureDescription.init(spec:))
         predictedFeatureName = d.predictedFeatureName.isEmpty ? nil : d.predictedFeatureName
         predictedProbabilitiesName = d.predictedProbabilitiesName.isEmpty ? nil : d.predictedProbabilitiesName
-        if case let .neuralNetworkClassifier(c) = spec.type {
-            switch c.classLabels {
-            case let .strings(s)?: classLabels = .strings(s)
-            case let .int64s(v)?: classLabels = .int64s(v)
-            case nil: classLabels = nil
-            }
-        } else {
-            classLabels = nil
-        }
+        classLabels = Self.classLabels(of: spec)
         var m = MLModelMetadata()
         if let md = d.metadata {
             m.author = md.author; m.license = md.license
@@ -156,6 +168,65 @@ extension MLModelDescription {
         metadata = m
         modelType = spec.kind?.name ?? "none"
         specificationVersion = Int(exactly: spec.specificationVersion)
+    }
+}
+
+extension MLModelDescription {
+    /// The description of the Core ML model (`.mlmodel` or `.mlpackage`) at `url`, read without
+    /// loading the model — also for model types `MLModel` cannot run (Apple-proprietary ones,
+    /// ML programs), as Xcode's model viewer shows them. For `.mlbundle` and Keras files, open
+    /// the model (`MLModel.modelDescription`).
+    /// - Throws: `MLModelError` (no such file, not a Core ML file), `CoreMLFormatError` (damaged file).
+    public init(contentsOf url: URL) throws {
+        guard try ModelFileKind.detect(url) == .coreML else {
+            throw MLModelError.notAModelFile(path: url.path, reason: "is not a Core ML model (.mlmodel or .mlpackage); open it with MLModel(contentsOf:) and read its modelDescription")
+        }
+        self.init(spec: try Spec.Model.load(contentsOf: url.path))
+    }
+
+    /// A classifier's labels: a neural network classifier's, a GLM / SVM / tree ensemble / kNN
+    /// classifier's, or a pipeline classifier's last stage's.
+    static func classLabels(of spec: Spec.Model) -> MLClassLabels? {
+        switch spec.type {
+        case let .neuralNetworkClassifier(c):
+            switch c.classLabels {
+            case let .strings(s)?: return .strings(s)
+            case let .int64s(v)?: return .int64s(v)
+            case nil: return nil
+            }
+        case let .pipelineClassifier(p):
+            return p.pipeline?.models.last.flatMap(classLabels(of:))
+        default:
+            break
+        }
+        switch try? spec.classicalParameters() {
+        case let .glmClassifier(m)?:
+            switch m.classLabels {
+            case let .stringClassLabels(v)?: return .strings(v.vector)
+            case let .int64ClassLabels(v)?: return .int64s(v.vector)
+            case nil: return nil
+            }
+        case let .supportVectorClassifier(m)?:
+            switch m.classLabels {
+            case let .stringClassLabels(v)?: return .strings(v.vector)
+            case let .int64ClassLabels(v)?: return .int64s(v.vector)
+            case nil: return nil
+            }
+        case let .treeEnsembleClassifier(m)?:
+            switch m.classLabels {
+            case let .stringClassLabels(v)?: return .strings(v.vector)
+            case let .int64ClassLabels(v)?: return .int64s(v.vector)
+            case nil: return nil
+            }
+        case let .kNearestNeighborsClassifier(m)?:
+            switch m.classLabels {
+            case let .stringClassLabels(v)?: return .strings(v.vector)
+            case let .int64ClassLabels(v)?: return .int64s(v.vector)
+            case nil: return nil
+            }
+        default:
+            return nil
+        }
     }
 }
 

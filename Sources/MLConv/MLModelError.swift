@@ -2,6 +2,7 @@
 // modules it wraps: `KerasConversionError`, `BundleError`, `CoreMLFormatError`,
 // `CoreMLImportError`, `RuntimeError`, `FeatureError`, `ImageCodecError`).
 import Foundation
+import MLGraph
 
 /// Why `MLModel` could not open, compile or run a model, or take a value.
 /// Each message names the file or feature, what was expected, what was found and what to do.
@@ -23,6 +24,8 @@ public enum MLModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case typeMismatch(feature: String, expected: String, found: String)
     /// An image option or raw pixel buffer is invalid.
     case invalidImage(feature: String, reason: String)
+    /// An image was given for an input that takes a multi-array of `shape` (graph layout).
+    case notAnImageInput(feature: String, shape: [Int])
     /// An option (C ABI options JSON, configuration) is invalid.
     case invalidOption(name: String, reason: String)
 
@@ -42,6 +45,8 @@ public enum MLModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .typeMismatch(feature, expected, found):
             return "input '\(feature)': expected \(expected), found \(found)"
         case let .invalidImage(feature, reason): return "image input '\(feature)': \(reason)"
+        case let .notAnImageInput(feature, shape):
+            return "input '\(feature)' has shape \(formatShape(shape)), which is not an image; give it a .npy array, or re-convert the model with --image-input \(feature) so it takes images"
         case let .invalidOption(name, reason): return "option '\(name)': \(reason)"
         }
     }

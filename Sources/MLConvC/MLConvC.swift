@@ -57,7 +57,7 @@ func status(of error: Error, opening: Bool) -> mlconv_status {
         switch e {
         case .fileNotFound, .notAModelFile, .unreadable, .cacheUnavailable: return MLCONV_ERROR_MODEL
         case .notCompilable: return MLCONV_ERROR_UNSUPPORTED
-        case .unknownFeature, .typeMismatch, .invalidImage: return MLCONV_ERROR_FEATURE
+        case .unknownFeature, .typeMismatch, .invalidImage, .notAnImageInput: return MLCONV_ERROR_FEATURE
         case .invalidOption: return MLCONV_ERROR_INVALID_ARGUMENT
         }
     }

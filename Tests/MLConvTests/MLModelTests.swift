@@ -78,6 +78,21 @@ final class MLModelTests: XCTestCase {
         XCTAssertTrue(try MLModel(contentsOf: copy, configuration: config).loadedFromCache)
     }
 
+    /// A damaged cache entry (a truncated or overwritten file) is converted again, not trusted.
+    func testDamagedCacheEntryIsReplaced() throws {
+        let config = try configuration()
+        let h5 = Paths.fixture("demo/digits_cnn.h5")
+        let entry = try MLModel.compileModel(at: h5, configuration: config)
+        let bytes = try Data(contentsOf: entry)
+        try bytes.prefix(bytes.count / 2).write(to: entry)
+        let model = try MLModel(contentsOf: h5, configuration: config)
+        XCTAssertFalse(model.loadedFromCache)
+        XCTAssertEqual(model.compiledModelURL, entry)
+        XCTAssertEqual(try Data(contentsOf: entry), bytes)
+        let p = try probabilities(try model.prediction(from: try digitInput()))
+        XCTAssertLessThan(maxAbsDiff(p, try kerasDigitProbabilities()), 1e-5)
+    }
+
     func testKerasFileWithoutTheCacheWritesNothing() throws {
         var config = try configuration()
         config.usesCache = false
@@ -223,6 +238,10 @@ final class MLModelTests: XCTestCase {
             XCTAssertEqual(img.colorSpace, .bgr, "\(option)")
             XCTAssertEqual(img.pixels.count, 224 * 224 * 3)
         }
+        // The same through FeatureValue with a constraint built by hand (Core ML's MLFeatureValue(imageAt:constraint:options:)).
+        let constraint = MLImageConstraint(pixelsWide: 224, pixelsHigh: 224, colorSpace: .bgr)
+        XCTAssertEqual(try FeatureValue.image(contentsOf: png, constraint: constraint, cropAndScale: .scaleFit),
+                       try model.imageFeature(contentsOf: png, for: "image", cropAndScale: .scaleFit))
         XCTAssertThrowsError(try model.imageFeature(contentsOf: png, for: "nope")) { error in
             XCTAssertTrue("\(error)".contains("no input 'nope'"), "\(error)")
         }
@@ -279,6 +298,29 @@ final class MLModelTests: XCTestCase {
         XCTAssertThrowsError(try model.prediction(from: ["sepal_length": .double(1)])) { error in
             XCTAssertTrue(error is FeatureError, "\(error)")
             XCTAssertTrue("\(error)".contains("sepal_width"), "\(error)")
+        }
+    }
+
+    func testDescriptionsCarryClassLabelsAndFlexibleShapes() throws {
+        let iris = try MLModelDescription(contentsOf: Paths.fixture("classical/pipeline_classifier_scaler_logistic/model.mlmodel"))
+        XCTAssertEqual(iris.classLabels, .int64s([0, 1, 2]))
+        XCTAssertEqual(iris, try MLModel(contentsOf: Paths.fixture("classical/pipeline_classifier_scaler_logistic/model.mlmodel")).modelDescription)
+        XCTAssertThrowsError(try MLModelDescription(contentsOf: Paths.fixture("demo/digits_cnn.h5"))) { error in
+            XCTAssertTrue("\(error)".contains("open it with MLModel(contentsOf:)"), "\(error)")
+        }
+        // A Create ML sound classifier: Apple-proprietary first stage, flexible input length.
+        let sound = try Paths.shared("corpus/mlmodel/edolj_SoundClassifier.mlmodel")
+        let d = try MLModelDescription(contentsOf: sound)
+        XCTAssertEqual(d.modelType, "pipelineClassifier")
+        let samples = try XCTUnwrap(d.inputDescriptionsByName["audioSamples"]?.multiArrayConstraint)
+        XCTAssertEqual(samples.shape, [15600])
+        XCTAssertEqual(samples.shapeConstraint, .range([.init(lowerBound: 8000, upperBound: 240000)]))
+        guard case let .strings(labels)? = d.classLabels else { return XCTFail("\(String(describing: d.classLabels))") }
+        // The GLM stage's labels (9 weight rows: reference-class encoding of 10 classes).
+        XCTAssertEqual(labels, ["cel", "cla", "flu", "gac", "gel", "org", "pia", "sax", "tru", "vio"])
+        XCTAssertThrowsError(try MLModel(contentsOf: sound)) { error in
+            XCTAssertTrue(error is FeatureError, "\(error)")
+            XCTAssertTrue("\(error)".contains("audioFeaturePrint"), "\(error)")
         }
     }
 

@@ -146,10 +146,11 @@ void mlconv_close(mlconv_model *model);
  *    "model_type": str, "specification_version": int|null}
  *   FEATURE = {"name", "type": "multiArray"|"int64"|"double"|"string"|"dictionary"|"sequence"|"image",
  *              "optional": bool, "short_description": str,
- *              multiArray: "shape": [int], "data_type": "float32"|"float64"|"float16"|"int32"|...,
+ *              multiArray: "shape": [int] (-1: any size), "data_type": "float32"|"float64"|"float16"|"int32",
  *                          "shape_range": [[min,max|-1]…] (flexible shapes) | "enumerated_shapes": [[int]…];
  *              image: "width", "height", "color_space": "RGB"|"BGR"|"Grayscale",
- *                     "size_range": {"width": [min,max|-1], "height": [min,max|-1]} when flexible;
+ *                     "size_range": {"width": [min,max|-1], "height": [min,max|-1]} or
+ *                     "enumerated_sizes": [[width,height]…] when flexible;
  *              dictionary: "key_type": "string"|"int64"; sequence: "element_type": "int64"|"string"}
  */
 char *mlconv_describe(const mlconv_model *model);

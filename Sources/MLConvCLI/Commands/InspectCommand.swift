@@ -1,4 +1,5 @@
 import Foundation
+import MLConv
 import MLPrediction
 import CoreMLFormat
 import KerasFrontend
