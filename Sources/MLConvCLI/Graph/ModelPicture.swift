@@ -3,6 +3,7 @@ import CoreMLFormat
 import Foundation
 import KerasFrontend
 import MLBundle
+import MLConv
 import MLGraph
 
 /// One block of ops to draw: a model's layers, an ML program function's body, or a control-flow
