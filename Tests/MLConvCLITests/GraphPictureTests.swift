@@ -80,6 +80,33 @@ final class GraphPictureTests: XCTestCase {
         XCTAssertTrue(labels(dot).contains { $0.contains("\\ncond\\n") }, dot)
     }
 
+    /// A compiled bundle: the IR's ops with their output types.
+    func testBundleOpsWithTypes() throws {
+        let dot = try dotText(TestPaths.repositoryRoot.appendingPathComponent("Fixtures/bundles/digits_cnn_format1.0.mlbundle"))
+        XCTAssertTrue(dot.hasPrefix("digraph \"digits_cnn_format1.0.mlbundle (mlbundle)\" {"), dot)
+        let l = labels(dot)
+        XCTAssertTrue(l.contains("conv1\\nconv2d\\n→ float32[1×8×8×16]\\nweights: fp32"), "\(l)")
+        XCTAssertTrue(l.contains("pool\\npool2d\\n→ float32[1×4×4×32]"), "\(l)")
+        // digit → conv1 → conv2 → pool → flatten → dense → probabilities → softmax → output
+        XCTAssertEqual(edgeCount(dot), 8)
+    }
+
+    /// A Core ML loop compiled to a bundle: the whileLoop op with its cond and body blocks as
+    /// clusters, each with the loop variables it binds (typed) and what it yields.
+    func testWhileLoopBlocksAreClustersWithTypedInputs() throws {
+        let dir = try TestPaths.temporaryDirectory(for: self)
+        let bundle = dir.appendingPathComponent("loop.mlbundle")
+        let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/coreml_layers/loop_while_condition/model.mlmodel")
+        let c = CLIRun(["compile", model.path, "-o", bundle.path])
+        XCTAssertEqual(c.status, 0, c.err)
+        let dot = try dotText(bundle)
+        XCTAssertTrue(dot.contains("label=\"loop: cond\";") && dot.contains("label=\"loop: body\";"), dot)
+        let l = labels(dot)
+        XCTAssertTrue(l.contains { $0.hasPrefix("body inputs\\n") && $0.contains("v: float32[1]") }, "\(l)")
+        XCTAssertTrue(l.contains { $0.hasPrefix("cond yields\\n") }, "\(l)")
+        XCTAssertTrue(dot.contains("[label=\"body\"];") && dot.contains("[label=\"cond\"];"), dot)
+    }
+
     /// A corpus network with 4-bit LUT weights: every layer drawn with its precision.
     func testCorpusQuantizedNetwork() throws {
         let url = try TestPaths.sharedFile("corpus/mlmodel/kingreza_food_kmeans_lut_4bit.mlmodel")
