@@ -291,8 +291,8 @@ extension ExportWriter {
         case .resize:
             fail(node, "resize has no NeuralNetwork layer with its modes (upsample and resizeBilinear need integer factors or given sizes on H and W)",
                  "Use upsample2d for integer factors, or run the model with mlconv.")
-        case .einsum:
-            fail(node, "Core ML NeuralNetwork has no einsum layer", "Rewrite the einsum as matmul / transpose / reduce nodes, or run the model with mlconv.")
+        case let .einsum(equation):
+            lowerEinsumND(node, equation: equation, ins, inB, outType, out)  // RankNEinsumExport.swift
         case .nonMaximumSuppression:
             fail(node, "the NonMaximumSuppression layer's box and score layout differs from the IR op's; the writer does not convert it",
                  "Run the model with mlconv, or export an ML Program with coremltools.")
@@ -668,7 +668,9 @@ extension CoreMLExporter {
                 + "spaceToDepth / depthToSpace / instanceNorm / localResponseNorm",
                 "the classic layer (convolution, pooling, batchnorm, activation PReLU, padding, crop, upsample, reorganizeData, lrn, …) "
                 + "between transpose / reshapeStatic to NCHW and back", 4, "as in classic networks on the NHWC view of IR ranks 2–4"),
-            row("recurrent / sequenceMask / applyMask / conv3d / pool3d / deconv3d / resize / einsum / nonMaximumSuppression", "error", 4,
+            row("einsum (one or two operands, no repeated label in an operand)", "transpose / reshapeStatic / reduceSum + batchedMatmul", 4,
+                "labels grouped into batch, contracted and free axes (RankNEinsumExport.swift)"),
+            row("recurrent / sequenceMask / applyMask / conv3d / pool3d / deconv3d / resize / nonMaximumSuppression", "error", 4,
                 "not written in rank-N networks (recurrent ones are written by the classic writer)"),
         ]
     }()
