@@ -10,6 +10,15 @@ import MLRuntime
 import TestSupport
 import XCTest
 
+extension CoreMLExportOptions {
+    /// The writer restricted to classic (spec 1–3) networks.
+    static var classicOnly: CoreMLExportOptions {
+        var o = CoreMLExportOptions()
+        o.writesRankNLayers = false
+        return o
+    }
+}
+
 final class RankNExportRoundTripTests: XCTestCase {
     struct Case: Decodable {
         var op: String
