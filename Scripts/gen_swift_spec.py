@@ -125,9 +125,6 @@ NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "PaddingLayerParams": "Spec.PaddingLayerParams",
     "UpsampleLayerParams": "Spec.UpsampleLayerParams",
     "ResizeBilinearLayerParams": "Spec.ResizeBilinearLayerParams",
-    "ReduceLayerParams": "Spec.ReduceLayerParams",
-    "ReshapeLayerParams": "Spec.ReshapeLayerParams",
-    "SliceLayerParams": "Spec.SliceLayerParams",
     "CustomLayerParams": "Spec.CustomLayerParams",
 }.items()}
 REUSE.update(NN_REUSE)

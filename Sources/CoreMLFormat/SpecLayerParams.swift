@@ -204,72 +204,6 @@ extension Spec {
         }
     }
 
-    /// `ReshapeLayerParams`: `targetShape` is [C, H, W] or [Seq, C, H, W].
-    public struct ReshapeLayerParams: Equatable, Sendable {
-        public var targetShape: [Int64]
-        public var mode: FlattenOrder
-        public init(targetShape: [Int64], mode: FlattenOrder = .channelFirst) {
-            self.targetShape = targetShape
-            self.mode = mode
-        }
-    }
-
-    /// `SliceLayerParams` (classic, one axis of [C, H, W]).
-    public struct SliceLayerParams: Equatable, Sendable {
-        public struct SliceAxis: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let channel = SliceAxis(rawValue: 0)
-            public static let height = SliceAxis(rawValue: 1)
-            public static let width = SliceAxis(rawValue: 2)
-        }
-        public var startIndex: Int64
-        public var endIndex: Int64
-        public var stride: UInt64
-        public var axis: SliceAxis
-        public init(startIndex: Int64, endIndex: Int64, stride: UInt64, axis: SliceAxis) {
-            self.startIndex = startIndex
-            self.endIndex = endIndex
-            self.stride = stride
-            self.axis = axis
-        }
-    }
-
-    /// `ReduceLayerParams` (classic).
-    public struct ReduceLayerParams: Equatable, Sendable {
-        public struct Operation: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let sum = Operation(rawValue: 0)
-            public static let avg = Operation(rawValue: 1)
-            public static let prod = Operation(rawValue: 2)
-            public static let logSum = Operation(rawValue: 3)
-            public static let sumSquare = Operation(rawValue: 4)
-            public static let l1 = Operation(rawValue: 5)
-            public static let l2 = Operation(rawValue: 6)
-            public static let max = Operation(rawValue: 7)
-            public static let min = Operation(rawValue: 8)
-            public static let argMax = Operation(rawValue: 9)
-        }
-        public struct Axis: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let chw = Axis(rawValue: 0)
-            public static let hw = Axis(rawValue: 1)
-            public static let c = Axis(rawValue: 2)
-            public static let h = Axis(rawValue: 3)
-            public static let w = Axis(rawValue: 4)
-        }
-        public var mode: Operation
-        public var epsilon: Float
-        public var axis: Axis
-        public init(mode: Operation, epsilon: Float = 0, axis: Axis = .chw) {
-            self.mode = mode
-            self.epsilon = epsilon
-            self.axis = axis
-        }
-    }
-
     /// `CustomLayerParams`: a layer implemented by the app (`className`), with opaque weights
     /// and named parameters.
     public struct CustomLayerParams: Equatable, Sendable {
@@ -466,45 +400,6 @@ extension Spec.ResizeBilinearLayerParams: CMessageCodable {
     func write(to w: CWriter) throws {
         w.set(1, uint64s: targetSize)
         if let mode { w.sub(2) { $0.set(1, enum: mode.rawValue) } }
-    }
-}
-
-extension Spec.ReshapeLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        targetShape = r.int64s(1)
-        mode = Spec.FlattenOrder(rawValue: r.enumValue(2))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: targetShape)
-        w.set(2, enum: mode.rawValue)
-    }
-}
-
-extension Spec.SliceLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        startIndex = r.int64(1)
-        endIndex = r.int64(2)
-        stride = r.uint64(3)
-        axis = SliceAxis(rawValue: r.enumValue(4))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64: startIndex)
-        w.set(2, int64: endIndex)
-        w.set(3, uint64: stride)
-        w.set(4, enum: axis.rawValue)
-    }
-}
-
-extension Spec.ReduceLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        mode = Operation(rawValue: r.enumValue(1))
-        epsilon = r.float(2)
-        axis = Axis(rawValue: r.enumValue(3))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, enum: mode.rawValue)
-        w.set(2, float: epsilon)
-        w.set(3, enum: axis.rawValue)
     }
 }
 

@@ -222,7 +222,7 @@ final class CoreMLImportTests: XCTestCase {
             Spec.UniDirectionalLSTMLayerParams(inputVectorSize: 4, outputVectorSize: 4, params: Spec.LSTMParams(hasPeepholeVectors: true)))
         let m = ImportSpecs.model(
             [ImportSpecs.array("x", [4])], [ImportSpecs.array("y", [4])],
-            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .argMax, axis: .chw))),
+            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .argmax, axis: .chw))),
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
              ImportSpecs.layer("sq", ["c"], ["d"], .unsupported(fieldNumber: 9999)),

@@ -372,7 +372,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let r = try run([("x", [c, h, w], x)], [("a", [2, h, w]), ("b", [2, h, w]), ("sl", [c, 3, w]), ("hw", [c, 1, 1]),
                                                 ("cs", [1, h, w]), ("mvn", [c, h, w])],
                         [layer("split", ["x"], ["a", "b"], .split(nOutputs: 2)),
-                         layer("sl", ["x"], ["sl"], .slice(Spec.SliceLayerParams(startIndex: 1, endIndex: 6, stride: 2, axis: .height))),
+                         layer("sl", ["x"], ["sl"], .slice(Spec.SliceLayerParams(startIndex: 1, endIndex: 6, stride: 2, axis: .heightAxis))),
                          layer("hw", ["x"], ["hw"], .reduce(Spec.ReduceLayerParams(mode: .sum, axis: .hw))),
                          layer("cs", ["x"], ["cs"], .reduce(Spec.ReduceLayerParams(mode: .avg, axis: .c))),
                          layer("mvn", ["x"], ["mvn"], .mvn(Spec.MeanVarianceNormalizeLayerParams(acrossChannels: false, normalizeVariance: false, epsilon: 1e-9)))])

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 7166fa3f5491c724
+// body-hash: fnv1a64 9a1057c2e915898a
 
 import CCoreMLProto
 
@@ -962,6 +962,40 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.ReshapeLayerParams` (NeuralNetwork.proto).
+    public struct ReshapeLayerParams: Equatable, Sendable {
+        /// Field 1 `targetShape`.
+        public var targetShape: [Int64]
+        /// Field 2 `mode`.
+        public var mode: Spec.ReshapeLayerParams.ReshapeOrder
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(targetShape: [Int64] = [], mode: Spec.ReshapeLayerParams.ReshapeOrder = Spec.ReshapeLayerParams.ReshapeOrder.channelFirst, unknownFields: UnknownFields = []) {
+            self.targetShape = targetShape
+            self.mode = mode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.ReshapeLayerParams.ReshapeOrder`: an open enum (values outside the schema are kept).
+        public struct ReshapeOrder: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let channelFirst = ReshapeOrder(rawValue: 0)
+            public static let channelLast = ReshapeOrder(rawValue: 1)
+            /// The proto value name, or `ReshapeOrder(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHANNEL_FIRST"
+                case 1: return "CHANNEL_LAST"
+                default: return "ReshapeOrder(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.PermuteLayerParams` (NeuralNetwork.proto).
     public struct PermuteLayerParams: Equatable, Sendable {
         /// Field 1 `axis`.
@@ -1006,6 +1040,123 @@ extension Spec {
                 case 1: return "DEPTH_TO_SPACE"
                 case 2: return "PIXEL_SHUFFLE"
                 default: return "ReorganizationType(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.SliceLayerParams` (NeuralNetwork.proto).
+    public struct SliceLayerParams: Equatable, Sendable {
+        /// Field 1 `startIndex`.
+        public var startIndex: Int64
+        /// Field 2 `endIndex`.
+        public var endIndex: Int64
+        /// Field 3 `stride`.
+        public var stride: UInt64
+        /// Field 4 `axis`.
+        public var axis: Spec.SliceLayerParams.SliceAxis
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(startIndex: Int64 = 0, endIndex: Int64 = 0, stride: UInt64 = 0, axis: Spec.SliceLayerParams.SliceAxis = Spec.SliceLayerParams.SliceAxis.channelAxis, unknownFields: UnknownFields = []) {
+            self.startIndex = startIndex
+            self.endIndex = endIndex
+            self.stride = stride
+            self.axis = axis
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.SliceLayerParams.SliceAxis`: an open enum (values outside the schema are kept).
+        public struct SliceAxis: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let channelAxis = SliceAxis(rawValue: 0)
+            public static let heightAxis = SliceAxis(rawValue: 1)
+            public static let widthAxis = SliceAxis(rawValue: 2)
+            /// The proto value name, or `SliceAxis(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHANNEL_AXIS"
+                case 1: return "HEIGHT_AXIS"
+                case 2: return "WIDTH_AXIS"
+                default: return "SliceAxis(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceLayerParams` (NeuralNetwork.proto).
+    public struct ReduceLayerParams: Equatable, Sendable {
+        /// Field 1 `mode`.
+        public var mode: Spec.ReduceLayerParams.ReduceOperation
+        /// Field 2 `epsilon`.
+        public var epsilon: Float
+        /// Field 3 `axis`.
+        public var axis: Spec.ReduceLayerParams.ReduceAxis
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(mode: Spec.ReduceLayerParams.ReduceOperation = Spec.ReduceLayerParams.ReduceOperation.sum, epsilon: Float = 0, axis: Spec.ReduceLayerParams.ReduceAxis = Spec.ReduceLayerParams.ReduceAxis.chw, unknownFields: UnknownFields = []) {
+            self.mode = mode
+            self.epsilon = epsilon
+            self.axis = axis
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.ReduceLayerParams.ReduceOperation`: an open enum (values outside the schema are kept).
+        public struct ReduceOperation: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let sum = ReduceOperation(rawValue: 0)
+            public static let avg = ReduceOperation(rawValue: 1)
+            public static let prod = ReduceOperation(rawValue: 2)
+            public static let logsum = ReduceOperation(rawValue: 3)
+            public static let sumsquare = ReduceOperation(rawValue: 4)
+            public static let l1 = ReduceOperation(rawValue: 5)
+            public static let l2 = ReduceOperation(rawValue: 6)
+            public static let max = ReduceOperation(rawValue: 7)
+            public static let min = ReduceOperation(rawValue: 8)
+            public static let argmax = ReduceOperation(rawValue: 9)
+            /// The proto value name, or `ReduceOperation(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "SUM"
+                case 1: return "AVG"
+                case 2: return "PROD"
+                case 3: return "LOGSUM"
+                case 4: return "SUMSQUARE"
+                case 5: return "L1"
+                case 6: return "L2"
+                case 7: return "MAX"
+                case 8: return "MIN"
+                case 9: return "ARGMAX"
+                default: return "ReduceOperation(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.ReduceLayerParams.ReduceAxis`: an open enum (values outside the schema are kept).
+        public struct ReduceAxis: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let chw = ReduceAxis(rawValue: 0)
+            public static let hw = ReduceAxis(rawValue: 1)
+            public static let c = ReduceAxis(rawValue: 2)
+            public static let h = ReduceAxis(rawValue: 3)
+            public static let w = ReduceAxis(rawValue: 4)
+            /// The proto value name, or `ReduceAxis(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHW"
+                case 1: return "HW"
+                case 2: return "C"
+                case 3: return "H"
+                case 4: return "W"
+                default: return "ReduceAxis(\(rawValue))"
                 }
             }
         }
@@ -3655,6 +3806,20 @@ extension Spec.FlattenLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.ReshapeLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetShape = r.int64s(1)
+        mode = Spec.ReshapeLayerParams.ReshapeOrder(rawValue: r.enumValue(2))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: targetShape)
+        w.set(2, enum: mode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.PermuteLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         axis = r.uint64s(1)
@@ -3677,6 +3842,40 @@ extension Spec.ReorganizeDataLayerParams: CMessageCodable {
     func write(to w: CWriter) throws {
         w.set(1, enum: mode.rawValue)
         w.set(2, uint64: blockSize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.SliceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        startIndex = r.int64(1)
+        endIndex = r.int64(2)
+        stride = r.uint64(3)
+        axis = Spec.SliceLayerParams.SliceAxis(rawValue: r.enumValue(4))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64: startIndex)
+        w.set(2, int64: endIndex)
+        w.set(3, uint64: stride)
+        w.set(4, enum: axis.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        mode = Spec.ReduceLayerParams.ReduceOperation(rawValue: r.enumValue(1))
+        epsilon = r.float(2)
+        axis = Spec.ReduceLayerParams.ReduceAxis(rawValue: r.enumValue(3))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: mode.rawValue)
+        w.set(2, float: epsilon)
+        w.set(3, enum: axis.rawValue)
         w.setUnknownFields(unknownFields)
     }
 }

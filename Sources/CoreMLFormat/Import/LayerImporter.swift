@@ -912,9 +912,9 @@ final class LayerImporter {
         let d = b.chw(x)
         let (axis, n): (Int, Int)
         switch p.axis {
-        case .channel: (axis, n) = (3, d.c)
-        case .height: (axis, n) = (1, d.h)
-        case .width: (axis, n) = (2, d.w)
+        case .channelAxis: (axis, n) = (3, d.c)
+        case .heightAxis: (axis, n) = (1, d.h)
+        case .widthAxis: (axis, n) = (2, d.w)
         default: throw LayerImportFailure("slice axis \(p.axis.rawValue) is not C, H or W")
         }
         let start = p.startIndex < 0 ? n + Int(p.startIndex) : Int(p.startIndex)

@@ -96,12 +96,12 @@ extension LayerImporter {
     func classicReduceExtra(_ p: Spec.ReduceLayerParams, _ x0: String, name: String, out: String) throws -> String? {
         guard let axes = Self.reduceAxes(p.axis) else { return nil }
         switch p.mode {
-        case .argMax:
+        case .argmax:
             guard axes.count == 1 else { throw LayerImportFailure("reduce ARGMAX takes a single axis (C, H or W), found \(p.axis.rawValue)") }
             let x = try b.toNHWC(x0, base: name)
             let i = try b.emit(name + "__argmax", .argmax(ArgReduceAttributes(axis: axes[0], keepDims: true)), [x])
             return try b.emit(name, .cast(to: .float32), [i], output: out)
-        case .logSum:
+        case .logsum:
             let x = try b.toNHWC(x0, base: name)
             let eps = p.epsilon == 0 ? Float(1e-6) : p.epsilon
             let l = try b.emit(name + "__log", .unary(UnaryAttributes(.log, epsilon: eps)), [x])
