@@ -122,9 +122,6 @@ NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "BorderAmounts": "Spec.BorderAmounts",
     "ConvolutionLayerParams": "Spec.ConvolutionLayerParams",
     "PoolingLayerParams": "Spec.PoolingLayerParams",
-    "PaddingLayerParams": "Spec.PaddingLayerParams",
-    "UpsampleLayerParams": "Spec.UpsampleLayerParams",
-    "ResizeBilinearLayerParams": "Spec.ResizeBilinearLayerParams",
     "CustomLayerParams": "Spec.CustomLayerParams",
 }.items()}
 REUSE.update(NN_REUSE)

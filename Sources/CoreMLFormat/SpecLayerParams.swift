@@ -138,72 +138,6 @@ extension Spec {
         }
     }
 
-    /// `PaddingLayerParams`: pads H and W (`paddingAmounts` is [height, width]).
-    public struct PaddingLayerParams: Equatable, Sendable {
-        public enum PaddingType: Equatable, Sendable {
-            case constant(value: Float)
-            case reflection
-            case replication
-        }
-        public var paddingType: PaddingType?
-        public var paddingAmounts: BorderAmounts?
-        public var unknownFields: UnknownFields
-        public init(paddingType: PaddingType?, paddingAmounts: BorderAmounts?, unknownFields: UnknownFields = []) {
-            self.paddingType = paddingType
-            self.paddingAmounts = paddingAmounts
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `UpsampleLayerParams`: `scalingFactor` is [height, width].
-    public struct UpsampleLayerParams: Equatable, Sendable {
-        public struct InterpolationMode: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let nearestNeighbor = InterpolationMode(rawValue: 0)
-            public static let bilinear = InterpolationMode(rawValue: 1)
-        }
-        public struct LinearUpsampleMode: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let `default` = LinearUpsampleMode(rawValue: 0)
-            public static let alignCornersTrue = LinearUpsampleMode(rawValue: 1)
-            public static let alignCornersFalse = LinearUpsampleMode(rawValue: 2)
-        }
-        public var scalingFactor: [UInt64]
-        public var fractionalScalingFactor: [Float]
-        public var mode: InterpolationMode
-        public var linearUpsampleMode: LinearUpsampleMode
-        public init(scalingFactor: [UInt64], fractionalScalingFactor: [Float] = [], mode: InterpolationMode = .nearestNeighbor,
-                    linearUpsampleMode: LinearUpsampleMode = .default) {
-            self.scalingFactor = scalingFactor
-            self.fractionalScalingFactor = fractionalScalingFactor
-            self.mode = mode
-            self.linearUpsampleMode = linearUpsampleMode
-        }
-    }
-
-    /// `SamplingMode.Method`.
-    public struct SamplingMethod: RawRepresentable, Hashable, Sendable {
-        public var rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
-        public static let strictAlignEndpoints = SamplingMethod(rawValue: 0)
-        public static let alignEndpoints = SamplingMethod(rawValue: 1)
-        public static let upsample = SamplingMethod(rawValue: 2)
-        public static let roiAlign = SamplingMethod(rawValue: 3)
-    }
-
-    /// `ResizeBilinearLayerParams`: `targetSize` is [height, width].
-    public struct ResizeBilinearLayerParams: Equatable, Sendable {
-        public var targetSize: [UInt64]
-        /// nil when the `mode` message is absent (Core ML then uses strict endpoint alignment).
-        public var mode: SamplingMethod?
-        public init(targetSize: [UInt64], mode: SamplingMethod? = nil) {
-            self.targetSize = targetSize
-            self.mode = mode
-        }
-    }
-
     /// `CustomLayerParams`: a layer implemented by the app (`className`), with opaque weights
     /// and named parameters.
     public struct CustomLayerParams: Equatable, Sendable {
@@ -351,55 +285,6 @@ extension Spec.PoolingLayerParams: CMessageCodable {
         w.set(50, bool: avgPoolExcludePadding)
         w.set(60, bool: globalPooling)
         w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.PaddingLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        switch r.oneofCase(1) {
-        case 1: paddingType = .constant(value: r.sub(1)!.float(1))
-        case 2: _ = r.sub(2); paddingType = .reflection
-        case 3: _ = r.sub(3); paddingType = .replication
-        default: paddingType = nil
-        }
-        paddingAmounts = try r.message(10)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        switch paddingType {
-        case nil: break
-        case let .constant(v): w.sub(1) { $0.set(1, float: v) }
-        case .reflection: w.sub(2)
-        case .replication: w.sub(3)
-        }
-        try w.set(10, message: paddingAmounts)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.UpsampleLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        scalingFactor = r.uint64s(1)
-        fractionalScalingFactor = r.floats(7)
-        mode = InterpolationMode(rawValue: r.enumValue(5))
-        linearUpsampleMode = LinearUpsampleMode(rawValue: r.enumValue(6))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: scalingFactor)
-        w.set(5, enum: mode.rawValue)
-        w.set(6, enum: linearUpsampleMode.rawValue)
-        w.set(7, floats: fractionalScalingFactor)
-    }
-}
-
-extension Spec.ResizeBilinearLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        targetSize = r.uint64s(1)
-        mode = r.sub(2).map { Spec.SamplingMethod(rawValue: $0.enumValue(1)) }
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: targetSize)
-        if let mode { w.sub(2) { $0.set(1, enum: mode.rawValue) } }
     }
 }
 

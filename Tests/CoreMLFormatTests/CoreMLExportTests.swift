@@ -396,7 +396,7 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(ap.padding, .same(.bottomRightHeavy))
         // Repeat vector → upsample ×(n, 1); rank-3 (N, S, D) features are [D, S, 1].
         r = try export(ExportGraphs.single(.repeatVector(n: 3), shape: [1, 5]), "repeat_vector")
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [3, 1], mode: .nearestNeighbor)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [3, 1], mode: .nn)))
         XCTAssertEqual(r.model.description?.output.first?.type?.kind, .multiArray(Spec.ArrayFeatureType(shape: [5, 3, 1], dataType: .double)))
         // Rank-3 inputs: dense is a 1×1 convolution, the steps transpose onto channels.
         r = try export(ExportGraphs.single(.transpose(perm: [0, 2, 1]), shape: [1, 4, 6]), "transpose_rank3")
@@ -405,7 +405,7 @@ final class CoreMLExportTests: XCTestCase {
         // Padding and crop on H, W.
         r = try export(ExportGraphs.single(.pad(PadAttributes(mode: .reflect, pads: [[0, 0], [1, 2], [2, 1], [0, 0]])), shape: [1, 4, 4, 2]), "pad_reflect")
         XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .padding(Spec.PaddingLayerParams(
-            paddingType: .reflection, paddingAmounts: Spec.BorderAmounts([.init(startEdgeSize: 1, endEdgeSize: 2), .init(startEdgeSize: 2, endEdgeSize: 1)]))))
+            paddingAmounts: Spec.BorderAmounts([.init(startEdgeSize: 1, endEdgeSize: 2), .init(startEdgeSize: 2, endEdgeSize: 1)]), paddingType: .reflection(.init()))))
         r = try export(ExportGraphs.single(.crop(crops: [[0, 0], [1, 0], [0, 2], [0, 0]]), shape: [1, 4, 4, 2]), "crop")
         guard case let .crop(cp)? = r.model.neuralNetwork?.layers.first?.layer else { return XCTFail() }
         XCTAssertEqual(cp.offset, [0, 0])
@@ -436,10 +436,10 @@ final class CoreMLExportTests: XCTestCase {
 
     func testUpsampleModes() throws {
         var r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 2], mode: .nearest)), shape: [1, 3, 3, 2]), "upsample_nn")
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [2, 2], mode: .nearestNeighbor)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [2, 2], mode: .nn)))
         r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 3], mode: .bilinearAlignCorners)), shape: [1, 3, 3, 2]), "upsample_align")
         XCTAssertEqual(r.model.specificationVersion, 3)
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .resizeBilinear(Spec.ResizeBilinearLayerParams(targetSize: [6, 9], mode: .strictAlignEndpoints)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .resizeBilinear(Spec.ResizeBilinearLayerParams(targetSize: [6, 9], mode: .init(samplingMethod: .strictAlignEndpointsMode))))
         r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 2], mode: .bilinearHalfPixel)), shape: [1, 3, 3, 2]), "upsample_half_pixel")
         XCTAssertEqual(r.model.specificationVersion, 1)
         XCTAssertEqual(r.model.neuralNetwork?.layers.map(\.layer.typeName), ["padding", "convolution", "crop"])

@@ -179,7 +179,7 @@ final class CoreMLImportTests: XCTestCase {
                                                   ImportSpecs.array("perm", [8, 4, 6]), ImportSpecs.array("rs", [2, 8, 12])],
             [ImportSpecs.layer("prelu", ["x"], ["p"], act(.preLU(alpha: Spec.WeightParams([0.1, 0.2, 0.3, 0.4])))),
              ImportSpecs.layer("thr", ["p"], ["t"], act(.thresholdedReLU(alpha: 0.5))),
-             ImportSpecs.layer("pad", ["t"], ["pd"], .padding(Spec.PaddingLayerParams(paddingType: .reflection, paddingAmounts: border))),
+             ImportSpecs.layer("pad", ["t"], ["pd"], .padding(Spec.PaddingLayerParams(paddingAmounts: border, paddingType: .reflection(.init())))),
              ImportSpecs.layer("sm", ["pd"], ["out"], .softmax),
              ImportSpecs.layer("flat", ["x"], ["flat"], .flatten(mode: .channelFirst)),
              ImportSpecs.layer("perm", ["x"], ["perm"], .permute(axis: [0, 3, 1, 2])),

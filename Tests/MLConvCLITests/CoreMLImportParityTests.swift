@@ -311,7 +311,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let border = Spec.BorderAmounts([Spec.EdgeSizes(startEdgeSize: 1, endEdgeSize: 2), Spec.EdgeSizes(startEdgeSize: 3, endEdgeSize: 0)])
         let r = try run([("x", [c, h, w], x), ("ref", [1, 3, 4], ref)], [("cr", [c, 3, 4]), ("pd", [c, 9, 10]), ("cc", [3, 3, 4])],
                         [layer("cr", ["x", "ref"], ["cr"], .crop(Spec.CropLayerParams(cropAmounts: nil, offset: [1, 2]))),
-                         layer("pd", ["x"], ["pd"], .padding(Spec.PaddingLayerParams(paddingType: .reflection, paddingAmounts: border))),
+                         layer("pd", ["x"], ["pd"], .padding(Spec.PaddingLayerParams(paddingAmounts: border, paddingType: .reflection(.init())))),
                          layer("cc", ["cr", "ref"], ["cc"], .concat(sequenceConcat: false))])
         var cr: [Float] = []
         for ci in 0..<c { for y in 0..<3 { for xi in 0..<4 { cr.append(chw(x, c, h, w, ci, y + 1, xi + 2)) } } }

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 9a1057c2e915898a
+// body-hash: fnv1a64 28b3961520b285ae
 
 import CCoreMLProto
 
@@ -671,6 +671,67 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.PaddingLayerParams` (NeuralNetwork.proto).
+    public struct PaddingLayerParams: Equatable, Sendable {
+        /// Field 10 `paddingAmounts`.
+        public var paddingAmounts: Spec.BorderAmounts?
+        /// The `PaddingType` oneof; nil when no member is set.
+        public var paddingType: PaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(paddingAmounts: Spec.BorderAmounts? = nil, paddingType: PaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.paddingAmounts = paddingAmounts
+            self.paddingType = paddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `PaddingType` oneof.
+        public enum PaddingType: Equatable, Sendable {
+            /// Field 1 `constant`.
+            case constant(Spec.PaddingLayerParams.PaddingConstant)
+            /// Field 2 `reflection`.
+            case reflection(Spec.PaddingLayerParams.PaddingReflection)
+            /// Field 3 `replication`.
+            case replication(Spec.PaddingLayerParams.PaddingReplication)
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingConstant` (NeuralNetwork.proto).
+        public struct PaddingConstant: Equatable, Sendable {
+            /// Field 1 `value`.
+            public var value: Float
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(value: Float = 0, unknownFields: UnknownFields = []) {
+                self.value = value
+                self.unknownFields = unknownFields
+            }
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingReflection` (NeuralNetwork.proto).
+        public struct PaddingReflection: Equatable, Sendable {
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(unknownFields: UnknownFields = []) {
+                self.unknownFields = unknownFields
+            }
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingReplication` (NeuralNetwork.proto).
+        public struct PaddingReplication: Equatable, Sendable {
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(unknownFields: UnknownFields = []) {
+                self.unknownFields = unknownFields
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.ConcatLayerParams` (NeuralNetwork.proto).
     public struct ConcatLayerParams: Equatable, Sendable {
         /// Field 100 `sequenceConcat`.
@@ -819,6 +880,83 @@ extension Spec {
                 default: return "Operation(\(rawValue))"
                 }
             }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.UpsampleLayerParams` (NeuralNetwork.proto).
+    public struct UpsampleLayerParams: Equatable, Sendable {
+        /// [height, width]
+        /// Field 1 `scalingFactor`.
+        public var scalingFactor: [UInt64]
+        /// Field 7 `fractionalScalingFactor`.
+        public var fractionalScalingFactor: [Float]
+        /// Field 5 `mode`.
+        public var mode: Spec.UpsampleLayerParams.InterpolationMode
+        /// Field 6 `linearUpsampleMode`.
+        public var linearUpsampleMode: Spec.UpsampleLayerParams.LinearUpsampleMode
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(scalingFactor: [UInt64] = [], fractionalScalingFactor: [Float] = [], mode: Spec.UpsampleLayerParams.InterpolationMode = Spec.UpsampleLayerParams.InterpolationMode.nn, linearUpsampleMode: Spec.UpsampleLayerParams.LinearUpsampleMode = Spec.UpsampleLayerParams.LinearUpsampleMode.`default`, unknownFields: UnknownFields = []) {
+            self.scalingFactor = scalingFactor
+            self.fractionalScalingFactor = fractionalScalingFactor
+            self.mode = mode
+            self.linearUpsampleMode = linearUpsampleMode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.UpsampleLayerParams.InterpolationMode`: an open enum (values outside the schema are kept).
+        public struct InterpolationMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let nn = InterpolationMode(rawValue: 0)
+            public static let bilinear = InterpolationMode(rawValue: 1)
+            /// The proto value name, or `InterpolationMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "NN"
+                case 1: return "BILINEAR"
+                default: return "InterpolationMode(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.UpsampleLayerParams.LinearUpsampleMode`: an open enum (values outside the schema are kept).
+        public struct LinearUpsampleMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let `default` = LinearUpsampleMode(rawValue: 0)
+            public static let alignCornersTrue = LinearUpsampleMode(rawValue: 1)
+            public static let alignCornersFalse = LinearUpsampleMode(rawValue: 2)
+            /// The proto value name, or `LinearUpsampleMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "DEFAULT"
+                case 1: return "ALIGN_CORNERS_TRUE"
+                case 2: return "ALIGN_CORNERS_FALSE"
+                default: return "LinearUpsampleMode(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ResizeBilinearLayerParams` (NeuralNetwork.proto).
+    public struct ResizeBilinearLayerParams: Equatable, Sendable {
+        /// Field 1 `targetSize`.
+        public var targetSize: [UInt64]
+        /// Field 2 `mode`.
+        public var mode: Spec.SamplingMode?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(targetSize: [UInt64] = [], mode: Spec.SamplingMode? = nil, unknownFields: UnknownFields = []) {
+            self.targetSize = targetSize
+            self.mode = mode
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -3618,6 +3756,62 @@ extension Spec.GlobalPooling3DLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.PaddingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = try r.message(10, as: Spec.BorderAmounts.self)
+        switch r.oneofCase(1) {
+        case 1: paddingType = Spec.PaddingLayerParams.PaddingType.constant(try r.message(1, as: Spec.PaddingLayerParams.PaddingConstant.self) ?? Spec.PaddingLayerParams.PaddingConstant())
+        case 2: paddingType = Spec.PaddingLayerParams.PaddingType.reflection(try r.message(2, as: Spec.PaddingLayerParams.PaddingReflection.self) ?? Spec.PaddingLayerParams.PaddingReflection())
+        case 3: paddingType = Spec.PaddingLayerParams.PaddingType.replication(try r.message(3, as: Spec.PaddingLayerParams.PaddingReplication.self) ?? Spec.PaddingLayerParams.PaddingReplication())
+        default: paddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, message: paddingAmounts)
+        switch paddingType {
+        case nil: break
+        case let .constant(v)?: try w.set(1, message: v)
+        case let .reflection(v)?: try w.set(2, message: v)
+        case let .replication(v)?: try w.set(3, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingConstant: CMessageCodable {
+    init(reading r: CReader) throws {
+        value = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: value)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingReflection: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingReplication: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.ConcatLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         sequenceConcat = r.bool(100)
@@ -3710,6 +3904,38 @@ extension Spec.UnaryFunctionLayerParams: CMessageCodable {
         w.set(3, float: epsilon)
         w.set(4, float: shift)
         w.set(5, float: scale)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.UpsampleLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        scalingFactor = r.uint64s(1)
+        fractionalScalingFactor = r.floats(7)
+        mode = Spec.UpsampleLayerParams.InterpolationMode(rawValue: r.enumValue(5))
+        linearUpsampleMode = Spec.UpsampleLayerParams.LinearUpsampleMode(rawValue: r.enumValue(6))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: scalingFactor)
+        w.set(7, floats: fractionalScalingFactor)
+        w.set(5, enum: mode.rawValue)
+        w.set(6, enum: linearUpsampleMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ResizeBilinearLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetSize = r.uint64s(1)
+        mode = try r.message(2, as: Spec.SamplingMode.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: targetSize)
+        try w.set(2, message: mode)
         w.setUnknownFields(unknownFields)
     }
 }

@@ -222,7 +222,7 @@ final class LayerImporter {
             let pads = [[0, 0], [e.top, e.bottom], [e.left, e.right], [0, 0]]
             let attrs: PadAttributes
             switch p.paddingType {
-            case let .constant(v)?: attrs = PadAttributes(mode: .constant, pads: pads, value: v)
+            case let .constant(v)?: attrs = PadAttributes(mode: .constant, pads: pads, value: v.value)
             case .reflection?: attrs = PadAttributes(mode: .reflect, pads: pads)
             case .replication?: attrs = PadAttributes(mode: .edge, pads: pads)
             case nil: throw LayerImportFailure("has no padding type (constant, reflection or replication)")
@@ -796,7 +796,7 @@ final class LayerImporter {
         guard scale.count == 2, scale.allSatisfy({ $0 >= 1 }) else { throw LayerImportFailure("scalingFactor \(scale) must be two positive integers") }
         let mode: UpsampleMode
         switch p.mode {
-        case .nearestNeighbor: mode = .nearest
+        case .nn: mode = .nearest
         case .bilinear:
             switch p.linearUpsampleMode {
             case .alignCornersTrue: mode = .bilinearAlignCorners
@@ -835,15 +835,16 @@ final class LayerImporter {
         let d = b.chw(x)
         guard p.targetSize.count == 2 else { throw LayerImportFailure("targetSize \(p.targetSize) must be [height, width]") }
         let t = try Checked.ints(p.targetSize, "targetSize", in: 1...Node.maxCountAttribute)
-        if !(t[0] % d.h == 0 && t[1] % d.w == 0) || p.mode == .roiAlign {  // any size, any grid: Layers/ClassicVariants.swift
-            let mode = p.mode ?? .strictAlignEndpoints
+        let method = p.mode?.samplingMethod ?? .strictAlignEndpointsMode  // no mode message: strict endpoint alignment
+        if !(t[0] % d.h == 0 && t[1] % d.w == 0) || method == .roiAlignMode {  // any size, any grid: Layers/ClassicVariants.swift
+            let mode = method
             return try bilinearResample(x, gridH: Self.samplingGrid(mode, x: d.h, n: t[0]), gridW: Self.samplingGrid(mode, x: d.w, n: t[1]),
                                         name: name, out: out)
         }
         let mode: UpsampleMode
-        switch p.mode ?? .strictAlignEndpoints {
-        case .strictAlignEndpoints, .alignEndpoints: mode = .bilinearAlignCorners
-        case .upsample: mode = .bilinearAsymmetric
+        switch method {
+        case .strictAlignEndpointsMode, .alignEndpointsMode: mode = .bilinearAlignCorners
+        case .upsampleMode: mode = .bilinearAsymmetric
         default: throw LayerImportFailure(Self.staticUnsupportedReason(.resizeBilinear(p)) ?? "unsupported sampling mode")
         }
         return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: [t[0] / d.h, t[1] / d.w], mode: mode)), [x], output: out)
