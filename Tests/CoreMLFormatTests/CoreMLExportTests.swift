@@ -172,7 +172,7 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(layers[0].output, layers[1].input)
         XCTAssertEqual(layers[1].output, ["y"])
         guard case let .convolution(p) = layers[0].layer else { return XCTFail("not a convolution") }
-        XCTAssertEqual(p.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(p.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
         XCTAssertEqual(p.kernelChannels, 3)
         XCTAssertEqual(p.outputChannels, 4)
         XCTAssertEqual(p.dilationFactor, [1, 1])
@@ -393,7 +393,7 @@ final class CoreMLExportTests: XCTestCase {
                                            shape: [1, 5, 5, 2]), "avg_pool_same")
         guard case let .pooling(ap)? = r.model.neuralNetwork?.layers.first?.layer else { return XCTFail() }
         XCTAssertTrue(ap.avgPoolExcludePadding)
-        XCTAssertEqual(ap.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(ap.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
         // Repeat vector → upsample ×(n, 1); rank-3 (N, S, D) features are [D, S, 1].
         r = try export(ExportGraphs.single(.repeatVector(n: 3), shape: [1, 5]), "repeat_vector")
         XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [3, 1], mode: .nn)))
@@ -460,7 +460,7 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertTrue(p.isDeconvolution)
         XCTAssertEqual(p.outputShape, [10, 10])
         XCTAssertEqual(p.kernelChannels, 2)
-        XCTAssertEqual(p.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(p.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
     }
 
     // MARK: - Errors

@@ -21,13 +21,13 @@ enum SampleSpecs {
         }()
         var layers: [Spec.NeuralNetworkLayer.Layer] = [
             .convolution(.init(outputChannels: 2, kernelChannels: 1, nGroups: 1, kernelSize: [1, 1], stride: [2, 2],
-                               dilationFactor: [1, 1], padding: .same(.topLeftHeavy), isDeconvolution: false,
+                               dilationFactor: [1, 1], padding: .same(.init(asymmetryMode: .topLeftHeavy)), isDeconvolution: false,
                                hasBias: true, weights: w([1, 2]), bias: w([0.5, -0.5]))),
             .convolution(.init(outputChannels: 1, kernelChannels: 1, kernelSize: [3, 3],
                                padding: .valid(.init(paddingAmounts: .init([.init(startEdgeSize: 1, endEdgeSize: 2),
                                                                              .init(startEdgeSize: 3, endEdgeSize: 4)]))),
                                isDeconvolution: true, weights: w(Array(repeating: 0.25, count: 9)), outputShape: [7, 7])),
-            .pooling(.init(type: .average, kernelSize: [2, 2], stride: [2, 2], padding: .includeLastPixel(paddingAmounts: [1, 0]),
+            .pooling(.init(type: .average, kernelSize: [2, 2], stride: [2, 2], padding: .includeLastPixel(.init(paddingAmounts: [1, 0])),
                            avgPoolExcludePadding: true, globalPooling: false)),
             .pooling(.init(type: .l2, kernelSize: [3, 3], stride: [1, 1], padding: .valid(.init()), globalPooling: true)),
             .innerProduct(.init(inputChannels: 2, outputChannels: 1, hasBias: true,

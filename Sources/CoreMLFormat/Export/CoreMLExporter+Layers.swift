@@ -35,7 +35,7 @@ extension ExportWriter {
 
     static func convPadding(_ p: PaddingMode) -> Spec.ConvolutionLayerParams.Padding {
         switch p {
-        case .same: return .same(.bottomRightHeavy)
+        case .same: return .same(Spec.SamePadding(asymmetryMode: .bottomRightHeavy))
         case .valid: return .valid(validAmounts(0, 0, 0, 0))
         case let .explicit(t, b, l, r): return .valid(validAmounts(t, b, l, r))
         }
@@ -43,7 +43,7 @@ extension ExportWriter {
 
     static func poolPadding(_ p: PaddingMode) -> Spec.PoolingLayerParams.Padding {
         switch p {
-        case .same: return .same(.bottomRightHeavy)
+        case .same: return .same(Spec.SamePadding(asymmetryMode: .bottomRightHeavy))
         case .valid: return .valid(validAmounts(0, 0, 0, 0))
         case let .explicit(t, b, l, r): return .valid(validAmounts(t, b, l, r))
         }

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 28b3961520b285ae
+// body-hash: fnv1a64 de317ffde2d2f3d9
 
 import CCoreMLProto
 
@@ -253,6 +253,84 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.BorderAmounts` (NeuralNetwork.proto).
+    public struct BorderAmounts: Equatable, Sendable {
+        /// one entry per spatial axis: [height, width]
+        /// Field 10 `borderAmounts`.
+        public var borderAmounts: [Spec.BorderAmounts.EdgeSizes]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(borderAmounts: [Spec.BorderAmounts.EdgeSizes] = [], unknownFields: UnknownFields = []) {
+            self.borderAmounts = borderAmounts
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.BorderAmounts.EdgeSizes` (NeuralNetwork.proto).
+        public struct EdgeSizes: Equatable, Sendable {
+            /// Field 1 `startEdgeSize`.
+            public var startEdgeSize: UInt64
+            /// Field 2 `endEdgeSize`.
+            public var endEdgeSize: UInt64
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(startEdgeSize: UInt64 = 0, endEdgeSize: UInt64 = 0, unknownFields: UnknownFields = []) {
+                self.startEdgeSize = startEdgeSize
+                self.endEdgeSize = endEdgeSize
+                self.unknownFields = unknownFields
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ValidPadding` (NeuralNetwork.proto).
+    public struct ValidPadding: Equatable, Sendable {
+        /// Field 1 `paddingAmounts`.
+        public var paddingAmounts: Spec.BorderAmounts?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(paddingAmounts: Spec.BorderAmounts? = nil, unknownFields: UnknownFields = []) {
+            self.paddingAmounts = paddingAmounts
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.SamePadding` (NeuralNetwork.proto).
+    public struct SamePadding: Equatable, Sendable {
+        /// Field 1 `asymmetryMode`.
+        public var asymmetryMode: Spec.SamePadding.SamePaddingMode
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(asymmetryMode: Spec.SamePadding.SamePaddingMode = Spec.SamePadding.SamePaddingMode.bottomRightHeavy, unknownFields: UnknownFields = []) {
+            self.asymmetryMode = asymmetryMode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.SamePadding.SamePaddingMode`: an open enum (values outside the schema are kept).
+        public struct SamePaddingMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let bottomRightHeavy = SamePaddingMode(rawValue: 0)
+            public static let topLeftHeavy = SamePaddingMode(rawValue: 1)
+            /// The proto value name, or `SamePaddingMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "BOTTOM_RIGHT_HEAVY"
+                case 1: return "TOP_LEFT_HEAVY"
+                default: return "SamePaddingMode(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.SamplingMode` (NeuralNetwork.proto).
     public struct SamplingMode: Equatable, Sendable {
         /// Field 1 `samplingMethod`.
@@ -318,6 +396,62 @@ extension Spec {
                 default: return "Coordinates(\(rawValue))"
                 }
             }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ConvolutionLayerParams` (NeuralNetwork.proto).
+    public struct ConvolutionLayerParams: Equatable, Sendable {
+        /// Field 1 `outputChannels`.
+        public var outputChannels: UInt64
+        /// Field 2 `kernelChannels`.
+        public var kernelChannels: UInt64
+        /// Field 10 `nGroups`.
+        public var nGroups: UInt64
+        /// Field 20 `kernelSize`.
+        public var kernelSize: [UInt64]
+        /// Field 30 `stride`.
+        public var stride: [UInt64]
+        /// Field 40 `dilationFactor`.
+        public var dilationFactor: [UInt64]
+        /// Field 60 `isDeconvolution`.
+        public var isDeconvolution: Bool
+        /// Field 70 `hasBias`.
+        public var hasBias: Bool
+        /// Field 90 `weights`.
+        public var weights: Spec.WeightParams?
+        /// Field 91 `bias`.
+        public var bias: Spec.WeightParams?
+        /// Field 100 `outputShape`.
+        public var outputShape: [UInt64]
+        /// The `ConvolutionPaddingType` oneof; nil when no member is set.
+        public var convolutionPaddingType: ConvolutionPaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(outputChannels: UInt64 = 0, kernelChannels: UInt64 = 0, nGroups: UInt64 = 0, kernelSize: [UInt64] = [], stride: [UInt64] = [], dilationFactor: [UInt64] = [], isDeconvolution: Bool = false, hasBias: Bool = false, weights: Spec.WeightParams? = nil, bias: Spec.WeightParams? = nil, outputShape: [UInt64] = [], convolutionPaddingType: ConvolutionPaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.outputChannels = outputChannels
+            self.kernelChannels = kernelChannels
+            self.nGroups = nGroups
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.dilationFactor = dilationFactor
+            self.isDeconvolution = isDeconvolution
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.outputShape = outputShape
+            self.convolutionPaddingType = convolutionPaddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `ConvolutionPaddingType` oneof.
+        public enum ConvolutionPaddingType: Equatable, Sendable {
+            /// Field 50 `valid`.
+            case valid(Spec.ValidPadding)
+            /// Field 51 `same`.
+            case same(Spec.SamePadding)
         }
     }
 }
@@ -544,6 +678,77 @@ extension Spec {
             self.mean = mean
             self.variance = variance
             self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.PoolingLayerParams` (NeuralNetwork.proto).
+    public struct PoolingLayerParams: Equatable, Sendable {
+        /// Field 1 `type`.
+        public var type: Spec.PoolingLayerParams.PoolingType
+        /// Field 10 `kernelSize`.
+        public var kernelSize: [UInt64]
+        /// Field 20 `stride`.
+        public var stride: [UInt64]
+        /// Field 50 `avgPoolExcludePadding`.
+        public var avgPoolExcludePadding: Bool
+        /// Field 60 `globalPooling`.
+        public var globalPooling: Bool
+        /// The `PoolingPaddingType` oneof; nil when no member is set.
+        public var poolingPaddingType: PoolingPaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(type: Spec.PoolingLayerParams.PoolingType = Spec.PoolingLayerParams.PoolingType.max, kernelSize: [UInt64] = [], stride: [UInt64] = [], avgPoolExcludePadding: Bool = false, globalPooling: Bool = false, poolingPaddingType: PoolingPaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.type = type
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.avgPoolExcludePadding = avgPoolExcludePadding
+            self.globalPooling = globalPooling
+            self.poolingPaddingType = poolingPaddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `PoolingPaddingType` oneof.
+        public enum PoolingPaddingType: Equatable, Sendable {
+            /// Field 30 `valid`.
+            case valid(Spec.ValidPadding)
+            /// Field 31 `same`.
+            case same(Spec.SamePadding)
+            /// Field 32 `includeLastPixel`.
+            case includeLastPixel(Spec.PoolingLayerParams.ValidCompletePadding)
+        }
+
+        /// `CoreML.Specification.PoolingLayerParams.PoolingType`: an open enum (values outside the schema are kept).
+        public struct PoolingType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let max = PoolingType(rawValue: 0)
+            public static let average = PoolingType(rawValue: 1)
+            public static let l2 = PoolingType(rawValue: 2)
+            /// The proto value name, or `PoolingType(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "MAX"
+                case 1: return "AVERAGE"
+                case 2: return "L2"
+                default: return "PoolingType(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.PoolingLayerParams.ValidCompletePadding` (NeuralNetwork.proto).
+        public struct ValidCompletePadding: Equatable, Sendable {
+            /// Field 10 `paddingAmounts`.
+            public var paddingAmounts: [UInt64]
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(paddingAmounts: [UInt64] = [], unknownFields: UnknownFields = []) {
+                self.paddingAmounts = paddingAmounts
+                self.unknownFields = unknownFields
+            }
         }
     }
 }
@@ -3534,6 +3739,56 @@ extension Spec.LogicalNotLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.BorderAmounts: CMessageCodable {
+    init(reading r: CReader) throws {
+        borderAmounts = try r.messages(10, as: Spec.BorderAmounts.EdgeSizes.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, messages: borderAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.BorderAmounts.EdgeSizes: CMessageCodable {
+    init(reading r: CReader) throws {
+        startEdgeSize = r.uint64(1)
+        endEdgeSize = r.uint64(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: startEdgeSize)
+        w.set(2, uint64: endEdgeSize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ValidPadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = try r.message(1, as: Spec.BorderAmounts.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: paddingAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.SamePadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        asymmetryMode = Spec.SamePadding.SamePaddingMode(rawValue: r.enumValue(1))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: asymmetryMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.SamplingMode: CMessageCodable {
     init(reading r: CReader) throws {
         samplingMethod = Spec.SamplingMode.Method(rawValue: r.enumValue(1))
@@ -3554,6 +3809,48 @@ extension Spec.BoxCoordinatesMode: CMessageCodable {
 
     func write(to w: CWriter) throws {
         w.set(1, enum: boxMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ConvolutionLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        outputChannels = r.uint64(1)
+        kernelChannels = r.uint64(2)
+        nGroups = r.uint64(10)
+        kernelSize = r.uint64s(20)
+        stride = r.uint64s(30)
+        dilationFactor = r.uint64s(40)
+        isDeconvolution = r.bool(60)
+        hasBias = r.bool(70)
+        weights = try r.message(90, as: Spec.WeightParams.self)
+        bias = try r.message(91, as: Spec.WeightParams.self)
+        outputShape = r.uint64s(100)
+        switch r.oneofCase(50) {
+        case 50: convolutionPaddingType = Spec.ConvolutionLayerParams.ConvolutionPaddingType.valid(try r.message(50, as: Spec.ValidPadding.self) ?? Spec.ValidPadding())
+        case 51: convolutionPaddingType = Spec.ConvolutionLayerParams.ConvolutionPaddingType.same(try r.message(51, as: Spec.SamePadding.self) ?? Spec.SamePadding())
+        default: convolutionPaddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: outputChannels)
+        w.set(2, uint64: kernelChannels)
+        w.set(10, uint64: nGroups)
+        w.set(20, uint64s: kernelSize)
+        w.set(30, uint64s: stride)
+        w.set(40, uint64s: dilationFactor)
+        w.set(60, bool: isDeconvolution)
+        w.set(70, bool: hasBias)
+        try w.set(90, message: weights)
+        try w.set(91, message: bias)
+        w.set(100, uint64s: outputShape)
+        switch convolutionPaddingType {
+        case nil: break
+        case let .valid(v)?: try w.set(50, message: v)
+        case let .same(v)?: try w.set(51, message: v)
+        }
         w.setUnknownFields(unknownFields)
     }
 }
@@ -3700,6 +3997,50 @@ extension Spec.BatchnormLayerParams: CMessageCodable {
         try w.set(16, message: beta)
         try w.set(17, message: mean)
         try w.set(18, message: variance)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PoolingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        type = Spec.PoolingLayerParams.PoolingType(rawValue: r.enumValue(1))
+        kernelSize = r.uint64s(10)
+        stride = r.uint64s(20)
+        avgPoolExcludePadding = r.bool(50)
+        globalPooling = r.bool(60)
+        switch r.oneofCase(30) {
+        case 30: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.valid(try r.message(30, as: Spec.ValidPadding.self) ?? Spec.ValidPadding())
+        case 31: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.same(try r.message(31, as: Spec.SamePadding.self) ?? Spec.SamePadding())
+        case 32: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.includeLastPixel(try r.message(32, as: Spec.PoolingLayerParams.ValidCompletePadding.self) ?? Spec.PoolingLayerParams.ValidCompletePadding())
+        default: poolingPaddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: type.rawValue)
+        w.set(10, uint64s: kernelSize)
+        w.set(20, uint64s: stride)
+        w.set(50, bool: avgPoolExcludePadding)
+        w.set(60, bool: globalPooling)
+        switch poolingPaddingType {
+        case nil: break
+        case let .valid(v)?: try w.set(30, message: v)
+        case let .same(v)?: try w.set(31, message: v)
+        case let .includeLastPixel(v)?: try w.set(32, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PoolingLayerParams.ValidCompletePadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = r.uint64s(10)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(10, uint64s: paddingAmounts)
         w.setUnknownFields(unknownFields)
     }
 }

@@ -428,7 +428,7 @@ final class LayerImporter {
             let e = try edges(v.paddingAmounts)
             return e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
-            if mode == .topLeftHeavy {
+            if mode.asymmetryMode == .topLeftHeavy {
                 let r = PaddingMode.same.resolve(inH: inH, inW: inW, kernel: (k[0], k[1]), stride: (s[0], s[1]), dilation: (d[0], d[1]))
                 return .explicit(top: r.bottom, bottom: r.top, left: r.right, right: r.left)
             }
@@ -461,7 +461,7 @@ final class LayerImporter {
                 padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
             case let .same(mode)?:
                 padding = .same
-                if mode == .topLeftHeavy {
+                if mode.asymmetryMode == .topLeftHeavy {
                     // Crop the odd pixel at the top/left instead of the bottom/right.
                     var a = Deconv2DAttributes(kernel: k, strides: s, dilations: d, padding: .valid, groups: groups, outputChannels: cout)
                     let full = [deconvOutputSize(dims.h, axis: 0, a), deconvOutputSize(dims.w, axis: 1, a)]
@@ -519,13 +519,14 @@ final class LayerImporter {
             let e = try edges(v.paddingAmounts)
             padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
-            if mode == .topLeftHeavy {
+            if mode.asymmetryMode == .topLeftHeavy {
                 let r = PaddingMode.same.resolve(inH: d.h, inW: d.w, kernel: (k[0], k[1]), stride: (s[0], s[1]), dilation: (1, 1))
                 padding = .explicit(top: r.bottom, bottom: r.top, left: r.right, right: r.left)
             } else {
                 padding = .same
             }
-        case let .includeLastPixel(amounts)?:
+        case let .includeLastPixel(valid)?:
+            let amounts = valid.paddingAmounts
             // Caffe's rounding-up ("valid complete") pooling: out = ceil((n + 2p − k)/s) + 1,
             // minus one when the last window would start inside the padding.
             let pads = amounts.count == 2 ? try Checked.ints(amounts, "includeLastPixel paddingAmounts") : [0, 0]

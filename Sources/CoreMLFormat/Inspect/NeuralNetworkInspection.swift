@@ -342,7 +342,7 @@ enum NeuralNetworkInspection {
                 let e = v.paddingAmounts?.borderAmounts ?? []
                 if e.allSatisfy({ $0.startEdgeSize == 0 && $0.endEdgeSize == 0 }) { return "valid" }
                 return "pad " + e.map { "\($0.startEdgeSize)/\($0.endEdgeSize)" }.joined(separator: ",")
-            case let .same(m)?: return m == .topLeftHeavy ? "same (top-left heavy)" : "same"
+            case let .same(m)?: return m.asymmetryMode == .topLeftHeavy ? "same (top-left heavy)" : "same"
             }
         }
         func dims(_ v: [UInt64], _ def: String) -> String { v.isEmpty ? def : v.map(String.init).joined(separator: "×") }
@@ -360,7 +360,7 @@ enum NeuralNetworkInspection {
             if p.globalPooling { return "global \(kind)" }
             var s = "\(kind) \(dims(p.kernelSize, "3×3")) stride \(dims(p.stride, "1"))"
             switch p.padding {
-            case let .same(m)?: s += m == .topLeftHeavy ? " same (top-left heavy)" : " same"
+            case let .same(m)?: s += m.asymmetryMode == .topLeftHeavy ? " same (top-left heavy)" : " same"
             case .includeLastPixel?: s += " include-last-pixel"
             default: s += " valid"
             }
