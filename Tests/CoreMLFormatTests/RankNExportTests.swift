@@ -88,4 +88,15 @@ final class RankNExportTests: XCTestCase {
         XCTAssertEqual(nn.layers.first?.input, ["x"])
         XCTAssertEqual(r.model.description?.input.first?.name, "x")
     }
+
+    /// Regression: run-time dimensions (−1) reaching a rank-N lowering are a typed refusal, not a
+    /// trap converting −1 to an unsigned layer parameter.
+    func testRunTimeDimensionsAreRefusedNotTrapped() throws {
+        let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, TensorType.unknown, 4]))], outputs: ["a", "b"],
+                      nodes: [Node(name: "halves", op: .split(SplitAttributes(axis: 2, numSplits: 2)), inputs: ["x"], outputs: ["a", "b"])])
+        XCTAssertThrowsError(try CoreMLExporter.export(g)) { error in
+            guard let e = error as? CoreMLExportError else { return XCTFail("\(error)") }
+            XCTAssertTrue(e.problems.contains { $0.node == "halves" && $0.reason.contains("run time") }, "\(e)")
+        }
+    }
 }

@@ -67,6 +67,10 @@ extension ExportWriter {
             return fail(node, "reads or produces a rank-0 tensor (\(t)); Core ML NeuralNetwork blobs have rank 1 to 5",
                         "Keep a size-1 axis (keepDims, or a reshape to (1)).")
         }
+        if let t = (ins + outTypes).first(where: { !$0.isFullyKnown }) {
+            return fail(node, "reads or produces \(t), whose dimensions are known only at run time; the writer declares static shapes",
+                        "Give the graph static input shapes, or run the model with mlconv.")
+        }
         if let t = (ins + outTypes).first(where: { $0.rank > 5 }) {
             return fail(node, "reads or produces a rank-\(t.rank) tensor \(formatShape(t.shape)); Core ML NeuralNetwork blobs have rank 1 to 5",
                         "Reshape to rank 5 or less.")
@@ -105,6 +109,7 @@ extension ExportWriter {
         case let .split(a):
             var p = Spec.SplitNDLayerParams(axis: ax(a.axis, r0))
             let axis = Int(p.axis)
+            guard (0..<r0).contains(axis) else { return fail(node, "split axis \(a.axis) of a rank-\(r0) input", "Use an axis of the input.") }
             if let sizes = a.splitSizes { p.splitSizes = sizes.map(UInt64.init); p.numSplits = UInt64(sizes.count) }
             else { p.splitSizes = outTypes.map { UInt64($0.shape[axis]) }; p.numSplits = UInt64(outs.count) }
             emitND(node.name, inB, outs, .splitND(p), node: node)
