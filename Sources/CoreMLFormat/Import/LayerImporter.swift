@@ -764,6 +764,10 @@ final class LayerImporter {
         let e: (top: Int, bottom: Int, left: Int, right: Int)
         if ins.count == 2 {
             let ref = b.chw(ins[1])
+            // MARK: refused configurations (issue 10): an offset is [H, W] or absent, never read partly.
+            guard p.offset.isEmpty || p.offset.count == 2 else {
+                throw LayerImportFailure("has offset \(p.offset); a two-input crop takes [H, W] (or no offset for [0, 0])")
+            }
             let off = p.offset.count == 2 ? try Checked.ints(p.offset, "offset") : [0, 0]
             e = (off[0], d.h - off[0] - ref.h, off[1], d.w - off[1] - ref.w)
             guard e.bottom >= 0, e.right >= 0 else {
