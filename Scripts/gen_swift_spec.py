@@ -119,15 +119,6 @@ NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "NeuralNetwork": "Spec.NeuralNetwork",  # reached through branch / loop bodies
     "ActivationParams": "Spec.ActivationParams",
     "WeightParams": "Spec.WeightParams",
-    "BorderAmounts": "Spec.BorderAmounts",
-    "ConvolutionLayerParams": "Spec.ConvolutionLayerParams",
-    "PoolingLayerParams": "Spec.PoolingLayerParams",
-    "PaddingLayerParams": "Spec.PaddingLayerParams",
-    "UpsampleLayerParams": "Spec.UpsampleLayerParams",
-    "ResizeBilinearLayerParams": "Spec.ResizeBilinearLayerParams",
-    "ReduceLayerParams": "Spec.ReduceLayerParams",
-    "ReshapeLayerParams": "Spec.ReshapeLayerParams",
-    "SliceLayerParams": "Spec.SliceLayerParams",
     "CustomLayerParams": "Spec.CustomLayerParams",
 }.items()}
 REUSE.update(NN_REUSE)

@@ -21,255 +21,6 @@ extension Spec {
         public static let sigmoidApproximation = GeluMode(rawValue: 2)
     }
 
-    /// `BorderAmounts.EdgeSizes`: padding or cropping before/after one spatial axis.
-    public struct EdgeSizes: Equatable, Sendable {
-        public var startEdgeSize: UInt64
-        public var endEdgeSize: UInt64
-        public init(startEdgeSize: UInt64, endEdgeSize: UInt64) {
-            self.startEdgeSize = startEdgeSize
-            self.endEdgeSize = endEdgeSize
-        }
-    }
-
-    /// `BorderAmounts`: one `EdgeSizes` per spatial axis, [height, width].
-    public struct BorderAmounts: Equatable, Sendable {
-        public var borderAmounts: [EdgeSizes]
-        public init(_ borderAmounts: [EdgeSizes] = []) { self.borderAmounts = borderAmounts }
-    }
-
-    /// `ValidPadding`: explicit padding amounts (none when `paddingAmounts` is nil or empty).
-    public struct ValidPadding: Equatable, Sendable {
-        public var paddingAmounts: BorderAmounts?
-        public init(paddingAmounts: BorderAmounts? = nil) { self.paddingAmounts = paddingAmounts }
-    }
-
-    /// `SamePadding.SamePaddingMode`.
-    public struct SamePaddingMode: RawRepresentable, Hashable, Sendable {
-        public var rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
-        /// The extra pixel of an odd total goes to the bottom/right (TensorFlow's 'same').
-        public static let bottomRightHeavy = SamePaddingMode(rawValue: 0)
-        public static let topLeftHeavy = SamePaddingMode(rawValue: 1)
-    }
-
-    /// `ConvolutionLayerParams`: 2-D convolution or deconvolution.
-    ///
-    /// - `weights`: [outputChannels, kernelChannels, kernelSize[0], kernelSize[1]] row-major,
-    ///   kernelChannels = inputChannels / nGroups. For deconvolution:
-    ///   [kernelChannels, outputChannels / nGroups, kH, kW].
-    /// - `bias`: [outputChannels] when `hasBias`.
-    /// - `kernelSize`, `stride`, `dilationFactor`: [height, width] (defaults 3×3, 1, 1 when empty).
-    public struct ConvolutionLayerParams: Equatable, Sendable {
-        public var outputChannels: UInt64
-        public var kernelChannels: UInt64
-        public var nGroups: UInt64
-        public var kernelSize: [UInt64]
-        public var stride: [UInt64]
-        public var dilationFactor: [UInt64]
-        public var padding: Padding?
-        public var isDeconvolution: Bool
-        public var hasBias: Bool
-        public var weights: WeightParams?
-        public var bias: WeightParams?
-        /// Deconvolution output size [H, W] (optional).
-        public var outputShape: [UInt64]
-        public var unknownFields: UnknownFields
-
-        /// The `ConvolutionPaddingType` oneof.
-        public enum Padding: Equatable, Sendable {
-            case valid(ValidPadding)
-            case same(SamePaddingMode)
-        }
-
-        public init(outputChannels: UInt64 = 0, kernelChannels: UInt64 = 0, nGroups: UInt64 = 1,
-                    kernelSize: [UInt64] = [], stride: [UInt64] = [], dilationFactor: [UInt64] = [],
-                    padding: Padding? = nil, isDeconvolution: Bool = false, hasBias: Bool = false,
-                    weights: WeightParams? = nil, bias: WeightParams? = nil, outputShape: [UInt64] = [],
-                    unknownFields: UnknownFields = []) {
-            self.outputChannels = outputChannels
-            self.kernelChannels = kernelChannels
-            self.nGroups = nGroups
-            self.kernelSize = kernelSize
-            self.stride = stride
-            self.dilationFactor = dilationFactor
-            self.padding = padding
-            self.isDeconvolution = isDeconvolution
-            self.hasBias = hasBias
-            self.weights = weights
-            self.bias = bias
-            self.outputShape = outputShape
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `PoolingLayerParams` (2-D). `kernelSize` and `stride` are [height, width].
-    public struct PoolingLayerParams: Equatable, Sendable {
-        public struct PoolingType: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let max = PoolingType(rawValue: 0)
-            public static let average = PoolingType(rawValue: 1)
-            public static let l2 = PoolingType(rawValue: 2)
-        }
-        /// The `PoolingPaddingType` oneof.
-        public enum Padding: Equatable, Sendable {
-            case valid(ValidPadding)
-            case same(SamePaddingMode)
-            /// Caffe-style "valid complete" padding: [top, left] amounts.
-            case includeLastPixel(paddingAmounts: [UInt64])
-        }
-        public var type: PoolingType
-        public var kernelSize: [UInt64]
-        public var stride: [UInt64]
-        public var padding: Padding?
-        public var avgPoolExcludePadding: Bool
-        public var globalPooling: Bool
-        public var unknownFields: UnknownFields
-        public init(type: PoolingType = .max, kernelSize: [UInt64] = [], stride: [UInt64] = [],
-                    padding: Padding? = nil, avgPoolExcludePadding: Bool = false, globalPooling: Bool = false,
-                    unknownFields: UnknownFields = []) {
-            self.type = type
-            self.kernelSize = kernelSize
-            self.stride = stride
-            self.padding = padding
-            self.avgPoolExcludePadding = avgPoolExcludePadding
-            self.globalPooling = globalPooling
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `PaddingLayerParams`: pads H and W (`paddingAmounts` is [height, width]).
-    public struct PaddingLayerParams: Equatable, Sendable {
-        public enum PaddingType: Equatable, Sendable {
-            case constant(value: Float)
-            case reflection
-            case replication
-        }
-        public var paddingType: PaddingType?
-        public var paddingAmounts: BorderAmounts?
-        public var unknownFields: UnknownFields
-        public init(paddingType: PaddingType?, paddingAmounts: BorderAmounts?, unknownFields: UnknownFields = []) {
-            self.paddingType = paddingType
-            self.paddingAmounts = paddingAmounts
-            self.unknownFields = unknownFields
-        }
-    }
-
-    /// `UpsampleLayerParams`: `scalingFactor` is [height, width].
-    public struct UpsampleLayerParams: Equatable, Sendable {
-        public struct InterpolationMode: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let nearestNeighbor = InterpolationMode(rawValue: 0)
-            public static let bilinear = InterpolationMode(rawValue: 1)
-        }
-        public struct LinearUpsampleMode: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let `default` = LinearUpsampleMode(rawValue: 0)
-            public static let alignCornersTrue = LinearUpsampleMode(rawValue: 1)
-            public static let alignCornersFalse = LinearUpsampleMode(rawValue: 2)
-        }
-        public var scalingFactor: [UInt64]
-        public var fractionalScalingFactor: [Float]
-        public var mode: InterpolationMode
-        public var linearUpsampleMode: LinearUpsampleMode
-        public init(scalingFactor: [UInt64], fractionalScalingFactor: [Float] = [], mode: InterpolationMode = .nearestNeighbor,
-                    linearUpsampleMode: LinearUpsampleMode = .default) {
-            self.scalingFactor = scalingFactor
-            self.fractionalScalingFactor = fractionalScalingFactor
-            self.mode = mode
-            self.linearUpsampleMode = linearUpsampleMode
-        }
-    }
-
-    /// `SamplingMode.Method`.
-    public struct SamplingMethod: RawRepresentable, Hashable, Sendable {
-        public var rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
-        public static let strictAlignEndpoints = SamplingMethod(rawValue: 0)
-        public static let alignEndpoints = SamplingMethod(rawValue: 1)
-        public static let upsample = SamplingMethod(rawValue: 2)
-        public static let roiAlign = SamplingMethod(rawValue: 3)
-    }
-
-    /// `ResizeBilinearLayerParams`: `targetSize` is [height, width].
-    public struct ResizeBilinearLayerParams: Equatable, Sendable {
-        public var targetSize: [UInt64]
-        /// nil when the `mode` message is absent (Core ML then uses strict endpoint alignment).
-        public var mode: SamplingMethod?
-        public init(targetSize: [UInt64], mode: SamplingMethod? = nil) {
-            self.targetSize = targetSize
-            self.mode = mode
-        }
-    }
-
-    /// `ReshapeLayerParams`: `targetShape` is [C, H, W] or [Seq, C, H, W].
-    public struct ReshapeLayerParams: Equatable, Sendable {
-        public var targetShape: [Int64]
-        public var mode: FlattenOrder
-        public init(targetShape: [Int64], mode: FlattenOrder = .channelFirst) {
-            self.targetShape = targetShape
-            self.mode = mode
-        }
-    }
-
-    /// `SliceLayerParams` (classic, one axis of [C, H, W]).
-    public struct SliceLayerParams: Equatable, Sendable {
-        public struct SliceAxis: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let channel = SliceAxis(rawValue: 0)
-            public static let height = SliceAxis(rawValue: 1)
-            public static let width = SliceAxis(rawValue: 2)
-        }
-        public var startIndex: Int64
-        public var endIndex: Int64
-        public var stride: UInt64
-        public var axis: SliceAxis
-        public init(startIndex: Int64, endIndex: Int64, stride: UInt64, axis: SliceAxis) {
-            self.startIndex = startIndex
-            self.endIndex = endIndex
-            self.stride = stride
-            self.axis = axis
-        }
-    }
-
-    /// `ReduceLayerParams` (classic).
-    public struct ReduceLayerParams: Equatable, Sendable {
-        public struct Operation: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let sum = Operation(rawValue: 0)
-            public static let avg = Operation(rawValue: 1)
-            public static let prod = Operation(rawValue: 2)
-            public static let logSum = Operation(rawValue: 3)
-            public static let sumSquare = Operation(rawValue: 4)
-            public static let l1 = Operation(rawValue: 5)
-            public static let l2 = Operation(rawValue: 6)
-            public static let max = Operation(rawValue: 7)
-            public static let min = Operation(rawValue: 8)
-            public static let argMax = Operation(rawValue: 9)
-        }
-        public struct Axis: RawRepresentable, Hashable, Sendable {
-            public var rawValue: Int32
-            public init(rawValue: Int32) { self.rawValue = rawValue }
-            public static let chw = Axis(rawValue: 0)
-            public static let hw = Axis(rawValue: 1)
-            public static let c = Axis(rawValue: 2)
-            public static let h = Axis(rawValue: 3)
-            public static let w = Axis(rawValue: 4)
-        }
-        public var mode: Operation
-        public var epsilon: Float
-        public var axis: Axis
-        public init(mode: Operation, epsilon: Float = 0, axis: Axis = .chw) {
-            self.mode = mode
-            self.epsilon = epsilon
-            self.axis = axis
-        }
-    }
-
     /// `CustomLayerParams`: a layer implemented by the app (`className`), with opaque weights
     /// and named parameters.
     public struct CustomLayerParams: Equatable, Sendable {
@@ -325,188 +76,55 @@ extension Spec {
 
 }
 
+// Convenience forms of generated convolution / pooling / border types (no field-number code):
+// the `padding` oneof under the name the importer and writer use, and the classic defaults.
+extension Spec {
+    /// `BorderAmounts.EdgeSizes`: padding or cropping before/after one spatial axis.
+    public typealias EdgeSizes = BorderAmounts.EdgeSizes
+}
+
+extension Spec.BorderAmounts {
+    /// One `EdgeSizes` per spatial axis, [height, width].
+    public init(_ borderAmounts: [EdgeSizes]) { self.init(borderAmounts: borderAmounts) }
+}
+
+extension Spec.ConvolutionLayerParams {
+    /// The `ConvolutionPaddingType` oneof.
+    public typealias Padding = ConvolutionPaddingType
+    /// The `ConvolutionPaddingType` oneof (`convolutionPaddingType`).
+    public var padding: Padding? {
+        get { convolutionPaddingType }
+        set { convolutionPaddingType = newValue }
+    }
+    /// A convolution with its padding; nGroups defaults to 1 (Core ML reads 0 as 1).
+    public init(outputChannels: UInt64 = 0, kernelChannels: UInt64 = 0, nGroups: UInt64 = 1,
+                kernelSize: [UInt64] = [], stride: [UInt64] = [], dilationFactor: [UInt64] = [],
+                padding: Padding?, isDeconvolution: Bool = false, hasBias: Bool = false,
+                weights: Spec.WeightParams? = nil, bias: Spec.WeightParams? = nil, outputShape: [UInt64] = []) {
+        self.init(outputChannels: outputChannels, kernelChannels: kernelChannels, nGroups: nGroups, kernelSize: kernelSize,
+                  stride: stride, dilationFactor: dilationFactor, isDeconvolution: isDeconvolution, hasBias: hasBias,
+                  weights: weights, bias: bias, outputShape: outputShape, convolutionPaddingType: padding)
+    }
+}
+
+extension Spec.PoolingLayerParams {
+    /// The `PoolingPaddingType` oneof.
+    public typealias Padding = PoolingPaddingType
+    /// The `PoolingPaddingType` oneof (`poolingPaddingType`).
+    public var padding: Padding? {
+        get { poolingPaddingType }
+        set { poolingPaddingType = newValue }
+    }
+    /// A pooling layer with its padding.
+    public init(type: PoolingType = .max, kernelSize: [UInt64] = [], stride: [UInt64] = [],
+                padding: Padding?, avgPoolExcludePadding: Bool = false, globalPooling: Bool = false) {
+        self.init(type: type, kernelSize: kernelSize, stride: stride, avgPoolExcludePadding: avgPoolExcludePadding,
+                  globalPooling: globalPooling, poolingPaddingType: padding)
+    }
+}
+
+
 // MARK: - C bridge
-
-extension Spec.EdgeSizes: CMessageCodable {
-    init(reading r: CReader) throws {
-        startEdgeSize = r.uint64(1)
-        endEdgeSize = r.uint64(2)
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: startEdgeSize)
-        w.set(2, uint64: endEdgeSize)
-    }
-}
-
-extension Spec.BorderAmounts: CMessageCodable {
-    init(reading r: CReader) throws { borderAmounts = try r.messages(10) }
-    func write(to w: CWriter) throws { try w.set(10, messages: borderAmounts) }
-}
-
-extension Spec.ValidPadding: CMessageCodable {
-    init(reading r: CReader) throws { paddingAmounts = try r.message(1) }
-    func write(to w: CWriter) throws { try w.set(1, message: paddingAmounts) }
-}
-
-extension Spec.ConvolutionLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        outputChannels = r.uint64(1)
-        kernelChannels = r.uint64(2)
-        nGroups = r.uint64(10)
-        kernelSize = r.uint64s(20)
-        stride = r.uint64s(30)
-        dilationFactor = r.uint64s(40)
-        switch r.oneofCase(50) {
-        case 50: padding = .valid(try r.message(50)!)
-        case 51: padding = .same(Spec.SamePaddingMode(rawValue: r.sub(51)!.enumValue(1)))
-        default: padding = nil
-        }
-        isDeconvolution = r.bool(60)
-        hasBias = r.bool(70)
-        weights = try r.message(90)
-        bias = try r.message(91)
-        outputShape = r.uint64s(100)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64: outputChannels)
-        w.set(2, uint64: kernelChannels)
-        w.set(10, uint64: nGroups)
-        w.set(20, uint64s: kernelSize)
-        w.set(30, uint64s: stride)
-        w.set(40, uint64s: dilationFactor)
-        switch padding {
-        case nil: break
-        case let .valid(v): try w.set(50, message: v)
-        case let .same(mode): w.sub(51) { $0.set(1, enum: mode.rawValue) }
-        }
-        w.set(60, bool: isDeconvolution)
-        w.set(70, bool: hasBias)
-        try w.set(90, message: weights)
-        try w.set(91, message: bias)
-        w.set(100, uint64s: outputShape)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.PoolingLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        type = PoolingType(rawValue: r.enumValue(1))
-        kernelSize = r.uint64s(10)
-        stride = r.uint64s(20)
-        switch r.oneofCase(30) {
-        case 30: padding = .valid(try r.message(30)!)
-        case 31: padding = .same(Spec.SamePaddingMode(rawValue: r.sub(31)!.enumValue(1)))
-        case 32: padding = .includeLastPixel(paddingAmounts: r.sub(32)!.uint64s(10))
-        default: padding = nil
-        }
-        avgPoolExcludePadding = r.bool(50)
-        globalPooling = r.bool(60)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, enum: type.rawValue)
-        w.set(10, uint64s: kernelSize)
-        w.set(20, uint64s: stride)
-        switch padding {
-        case nil: break
-        case let .valid(v): try w.set(30, message: v)
-        case let .same(mode): w.sub(31) { $0.set(1, enum: mode.rawValue) }
-        case let .includeLastPixel(amounts): w.sub(32) { $0.set(10, uint64s: amounts) }
-        }
-        w.set(50, bool: avgPoolExcludePadding)
-        w.set(60, bool: globalPooling)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.PaddingLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        switch r.oneofCase(1) {
-        case 1: paddingType = .constant(value: r.sub(1)!.float(1))
-        case 2: _ = r.sub(2); paddingType = .reflection
-        case 3: _ = r.sub(3); paddingType = .replication
-        default: paddingType = nil
-        }
-        paddingAmounts = try r.message(10)
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        switch paddingType {
-        case nil: break
-        case let .constant(v): w.sub(1) { $0.set(1, float: v) }
-        case .reflection: w.sub(2)
-        case .replication: w.sub(3)
-        }
-        try w.set(10, message: paddingAmounts)
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.UpsampleLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        scalingFactor = r.uint64s(1)
-        fractionalScalingFactor = r.floats(7)
-        mode = InterpolationMode(rawValue: r.enumValue(5))
-        linearUpsampleMode = LinearUpsampleMode(rawValue: r.enumValue(6))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: scalingFactor)
-        w.set(5, enum: mode.rawValue)
-        w.set(6, enum: linearUpsampleMode.rawValue)
-        w.set(7, floats: fractionalScalingFactor)
-    }
-}
-
-extension Spec.ResizeBilinearLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        targetSize = r.uint64s(1)
-        mode = r.sub(2).map { Spec.SamplingMethod(rawValue: $0.enumValue(1)) }
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, uint64s: targetSize)
-        if let mode { w.sub(2) { $0.set(1, enum: mode.rawValue) } }
-    }
-}
-
-extension Spec.ReshapeLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        targetShape = r.int64s(1)
-        mode = Spec.FlattenOrder(rawValue: r.enumValue(2))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64s: targetShape)
-        w.set(2, enum: mode.rawValue)
-    }
-}
-
-extension Spec.SliceLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        startIndex = r.int64(1)
-        endIndex = r.int64(2)
-        stride = r.uint64(3)
-        axis = SliceAxis(rawValue: r.enumValue(4))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, int64: startIndex)
-        w.set(2, int64: endIndex)
-        w.set(3, uint64: stride)
-        w.set(4, enum: axis.rawValue)
-    }
-}
-
-extension Spec.ReduceLayerParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        mode = Operation(rawValue: r.enumValue(1))
-        epsilon = r.float(2)
-        axis = Axis(rawValue: r.enumValue(3))
-    }
-    func write(to w: CWriter) throws {
-        w.set(1, enum: mode.rawValue)
-        w.set(2, float: epsilon)
-        w.set(3, enum: axis.rawValue)
-    }
-}
 
 extension Spec.CustomLayerParams.Parameter: CMessageCodable {
     init(reading r: CReader) throws {

@@ -27,21 +27,22 @@ public struct OpFunctionExample: Sendable {
     public init(_ name: String, _ op: Op, inputs: [TensorType]) { self.name = name; self.op = op; self.inputs = inputs }
 }
 
-/// Why Core ML's NeuralNetwork writer (the classic, spec ≤ 3 layers `CoreMLExporter` emits)
-/// cannot express an op, and what to do instead. An op defines one when the exporter has no
+/// Why Core ML's NeuralNetwork writer (`CoreMLExporter`: classic spec ≤ 3 layers, or rank-N
+/// spec 4–5 layers when the graph needs them) cannot express an op, and what to do instead. An op defines one when the exporter has no
 /// lowering for it; `ExportCoverageTests` checks that every kind is lowered or refused so.
 public struct NeuralNetworkExportRefusal: Sendable, Hashable {
     public var reason: String
     public var suggestion: String
     public init(reason: String, suggestion: String) { self.reason = reason; self.suggestion = suggestion }
 
-    /// Integer and bool tensors (the classic layout's blobs are float [Seq, C, H, W]).
+    /// Integer and bool tensors the writer cannot represent (its blobs are float; the rank-N
+    /// writer holds integer and bool values as floats, so no op uses this any more).
     public static let integerTensors = NeuralNetworkExportRefusal(
         reason: "it produces or reads integer / bool tensors, which the classic (spec ≤ 3) NeuralNetwork layout cannot hold",
         suggestion: "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
     /// Blocks, tensor lists and run-time shapes.
     public static let controlFlow = NeuralNetworkExportRefusal(
-        reason: "it needs control flow, tensor lists or run-time shapes, which the classic (spec ≤ 3) NeuralNetwork layers this writer emits cannot hold",
+        reason: "it needs control flow, tensor lists or run-time shapes; the writer emits static NeuralNetwork layer graphs (classic or rank-N) without branch / loop layers",
         suggestion: "Run the model with mlconv (bundle or predict), or export an ML Program with coremltools.")
 }
 

@@ -172,7 +172,7 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertEqual(layers[0].output, layers[1].input)
         XCTAssertEqual(layers[1].output, ["y"])
         guard case let .convolution(p) = layers[0].layer else { return XCTFail("not a convolution") }
-        XCTAssertEqual(p.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(p.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
         XCTAssertEqual(p.kernelChannels, 3)
         XCTAssertEqual(p.outputChannels, 4)
         XCTAssertEqual(p.dilationFactor, [1, 1])
@@ -393,10 +393,10 @@ final class CoreMLExportTests: XCTestCase {
                                            shape: [1, 5, 5, 2]), "avg_pool_same")
         guard case let .pooling(ap)? = r.model.neuralNetwork?.layers.first?.layer else { return XCTFail() }
         XCTAssertTrue(ap.avgPoolExcludePadding)
-        XCTAssertEqual(ap.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(ap.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
         // Repeat vector → upsample ×(n, 1); rank-3 (N, S, D) features are [D, S, 1].
         r = try export(ExportGraphs.single(.repeatVector(n: 3), shape: [1, 5]), "repeat_vector")
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [3, 1], mode: .nearestNeighbor)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [3, 1], mode: .nn)))
         XCTAssertEqual(r.model.description?.output.first?.type?.kind, .multiArray(Spec.ArrayFeatureType(shape: [5, 3, 1], dataType: .double)))
         // Rank-3 inputs: dense is a 1×1 convolution, the steps transpose onto channels.
         r = try export(ExportGraphs.single(.transpose(perm: [0, 2, 1]), shape: [1, 4, 6]), "transpose_rank3")
@@ -405,7 +405,7 @@ final class CoreMLExportTests: XCTestCase {
         // Padding and crop on H, W.
         r = try export(ExportGraphs.single(.pad(PadAttributes(mode: .reflect, pads: [[0, 0], [1, 2], [2, 1], [0, 0]])), shape: [1, 4, 4, 2]), "pad_reflect")
         XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .padding(Spec.PaddingLayerParams(
-            paddingType: .reflection, paddingAmounts: Spec.BorderAmounts([.init(startEdgeSize: 1, endEdgeSize: 2), .init(startEdgeSize: 2, endEdgeSize: 1)]))))
+            paddingAmounts: Spec.BorderAmounts([.init(startEdgeSize: 1, endEdgeSize: 2), .init(startEdgeSize: 2, endEdgeSize: 1)]), paddingType: .reflection(.init()))))
         r = try export(ExportGraphs.single(.crop(crops: [[0, 0], [1, 0], [0, 2], [0, 0]]), shape: [1, 4, 4, 2]), "crop")
         guard case let .crop(cp)? = r.model.neuralNetwork?.layers.first?.layer else { return XCTFail() }
         XCTAssertEqual(cp.offset, [0, 0])
@@ -436,10 +436,10 @@ final class CoreMLExportTests: XCTestCase {
 
     func testUpsampleModes() throws {
         var r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 2], mode: .nearest)), shape: [1, 3, 3, 2]), "upsample_nn")
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [2, 2], mode: .nearestNeighbor)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .upsample(Spec.UpsampleLayerParams(scalingFactor: [2, 2], mode: .nn)))
         r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 3], mode: .bilinearAlignCorners)), shape: [1, 3, 3, 2]), "upsample_align")
         XCTAssertEqual(r.model.specificationVersion, 3)
-        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .resizeBilinear(Spec.ResizeBilinearLayerParams(targetSize: [6, 9], mode: .strictAlignEndpoints)))
+        XCTAssertEqual(r.model.neuralNetwork?.layers.first?.layer, .resizeBilinear(Spec.ResizeBilinearLayerParams(targetSize: [6, 9], mode: .init(samplingMethod: .strictAlignEndpointsMode))))
         r = try export(ExportGraphs.single(.upsample2d(Upsample2DAttributes(scale: [2, 2], mode: .bilinearHalfPixel)), shape: [1, 3, 3, 2]), "upsample_half_pixel")
         XCTAssertEqual(r.model.specificationVersion, 1)
         XCTAssertEqual(r.model.neuralNetwork?.layers.map(\.layer.typeName), ["padding", "convolution", "crop"])
@@ -460,7 +460,7 @@ final class CoreMLExportTests: XCTestCase {
         XCTAssertTrue(p.isDeconvolution)
         XCTAssertEqual(p.outputShape, [10, 10])
         XCTAssertEqual(p.kernelChannels, 2)
-        XCTAssertEqual(p.padding, .same(.bottomRightHeavy))
+        XCTAssertEqual(p.padding, .same(.init(asymmetryMode: .bottomRightHeavy)))
     }
 
     // MARK: - Errors
@@ -475,7 +475,7 @@ final class CoreMLExportTests: XCTestCase {
             Node(name: "t", op: .transpose(perm: [1, 0, 2, 3]), inputs: ["c"], outputs: ["d"]),
         ]
         let g = Graph(inputs: [x], outputs: ["d"], nodes: nodes)
-        XCTAssertThrowsError(try CoreMLExporter.model(from: g)) { e in
+        XCTAssertThrowsError(try CoreMLExporter.model(from: g, options: .classicOnly)) { e in
             guard let err = e as? CoreMLExportError else { return XCTFail("\(e)") }
             XCTAssertEqual(err.problems.map(\.node), ["pad", "up", "t"])
             XCTAssertTrue(err.description.contains("dilation [2, 2]"), err.description)

@@ -28,7 +28,7 @@ enum ImportSpecs {
                    type: .neuralNetwork(Spec.NeuralNetwork(layers: layers, preprocessing: preprocessing)))
     }
 
-    static func conv(cin: Int, cout: Int, k: Int, stride: Int = 1, padding: Spec.ConvolutionLayerParams.Padding? = .same(.bottomRightHeavy),
+    static func conv(cin: Int, cout: Int, k: Int, stride: Int = 1, padding: Spec.ConvolutionLayerParams.Padding? = .same(.init(asymmetryMode: .bottomRightHeavy)),
                      weights: Spec.WeightParams? = nil) -> Spec.NeuralNetworkLayer.Layer {
         .convolution(Spec.ConvolutionLayerParams(
             outputChannels: UInt64(cout), kernelChannels: UInt64(cin), nGroups: 1, kernelSize: [UInt64(k), UInt64(k)],
@@ -133,7 +133,7 @@ final class CoreMLImportTests: XCTestCase {
         let deconvLin = Spec.WeightParams(rawValue: [UInt8](repeating: 7, count: n),
                                           quantization: Spec.QuantizationParams(numberOfBits: 8, quantizationType: .linear(scale: [1, 2, 3, 4], bias: [])))
         let deconv = Spec.NeuralNetworkLayer.Layer.convolution(Spec.ConvolutionLayerParams(
-            outputChannels: 4, kernelChannels: 2, nGroups: 1, kernelSize: [3, 3], stride: [2, 2], padding: .same(.bottomRightHeavy),
+            outputChannels: 4, kernelChannels: 2, nGroups: 1, kernelSize: [3, 3], stride: [2, 2], padding: .same(.init(asymmetryMode: .bottomRightHeavy)),
             isDeconvolution: true, hasBias: false, weights: deconvLin))
         let int8 = Spec.NeuralNetworkLayer.Layer.innerProduct(Spec.InnerProductLayerParams(
             inputChannels: 4, outputChannels: 2, hasBias: false,
@@ -179,7 +179,7 @@ final class CoreMLImportTests: XCTestCase {
                                                   ImportSpecs.array("perm", [8, 4, 6]), ImportSpecs.array("rs", [2, 8, 12])],
             [ImportSpecs.layer("prelu", ["x"], ["p"], act(.preLU(alpha: Spec.WeightParams([0.1, 0.2, 0.3, 0.4])))),
              ImportSpecs.layer("thr", ["p"], ["t"], act(.thresholdedReLU(alpha: 0.5))),
-             ImportSpecs.layer("pad", ["t"], ["pd"], .padding(Spec.PaddingLayerParams(paddingType: .reflection, paddingAmounts: border))),
+             ImportSpecs.layer("pad", ["t"], ["pd"], .padding(Spec.PaddingLayerParams(paddingAmounts: border, paddingType: .reflection(.init())))),
              ImportSpecs.layer("sm", ["pd"], ["out"], .softmax),
              ImportSpecs.layer("flat", ["x"], ["flat"], .flatten(mode: .channelFirst)),
              ImportSpecs.layer("perm", ["x"], ["perm"], .permute(axis: [0, 3, 1, 2])),
@@ -203,12 +203,12 @@ final class CoreMLImportTests: XCTestCase {
 
     func testTopLeftHeavySamePaddingIsExplicit() throws {
         let m = ImportSpecs.model([ImportSpecs.array("x", [1, 4, 4])], [ImportSpecs.array("y", [1, 2, 2])],
-                                  [ImportSpecs.layer("c", ["x"], ["y"], ImportSpecs.conv(cin: 1, cout: 1, k: 2, stride: 2, padding: .same(.topLeftHeavy)))])
+                                  [ImportSpecs.layer("c", ["x"], ["y"], ImportSpecs.conv(cin: 1, cout: 1, k: 2, stride: 2, padding: .same(.init(asymmetryMode: .topLeftHeavy))))])
         let g = try CoreMLImporter.graph(from: m, fileName: "tl.mlmodel")
         guard case let .conv2d(a) = g.nodes.first(where: { $0.name == "c" })!.op else { return XCTFail() }
         XCTAssertEqual(a.padding, .explicit(top: 0, bottom: 0, left: 0, right: 0))
         let m2 = ImportSpecs.model([ImportSpecs.array("x", [1, 5, 5])], [ImportSpecs.array("y", [1, 3, 3])],
-                                   [ImportSpecs.layer("c", ["x"], ["y"], ImportSpecs.conv(cin: 1, cout: 1, k: 2, stride: 2, padding: .same(.topLeftHeavy)))])
+                                   [ImportSpecs.layer("c", ["x"], ["y"], ImportSpecs.conv(cin: 1, cout: 1, k: 2, stride: 2, padding: .same(.init(asymmetryMode: .topLeftHeavy))))])
         let g2 = try CoreMLImporter.graph(from: m2, fileName: "tl.mlmodel")
         guard case let .conv2d(a2) = g2.nodes.first(where: { $0.name == "c" })!.op else { return XCTFail() }
         XCTAssertEqual(a2.padding, .explicit(top: 1, bottom: 0, left: 1, right: 0))
@@ -222,7 +222,7 @@ final class CoreMLImportTests: XCTestCase {
             Spec.UniDirectionalLSTMLayerParams(inputVectorSize: 4, outputVectorSize: 4, params: Spec.LSTMParams(hasPeepholeVectors: true)))
         let m = ImportSpecs.model(
             [ImportSpecs.array("x", [4])], [ImportSpecs.array("y", [4])],
-            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .argMax, axis: .chw))),
+            [ImportSpecs.layer("l2", ["x"], ["a"], .reduce(Spec.ReduceLayerParams(mode: .argmax, axis: .chw))),
              ImportSpecs.layer("rnn", ["a"], ["b"], lstm),
              ImportSpecs.layer("ok", ["b"], ["c"], .activation(Spec.ActivationParams(.relu))),
              ImportSpecs.layer("sq", ["c"], ["d"], .unsupported(fieldNumber: 9999)),

@@ -280,7 +280,7 @@ final class CoreMLRecurrentExportTests: XCTestCase {
     func testMaskOfRank4IsRefused() throws {
         let mask = Node(name: "mask", op: .sequenceMask(value: 0), inputs: ["x"], outputs: ["m"])
         let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 4, 3, 2]))], outputs: ["m"], nodes: [mask])
-        XCTAssertThrowsError(try CoreMLExporter.model(from: g)) { error in
+        XCTAssertThrowsError(try CoreMLExporter.model(from: g, options: .classicOnly)) { error in
             guard let e = error as? CoreMLExportError else { return XCTFail("\(error)") }
             XCTAssertEqual(e.problems.map(\.node), ["mask"])
             XCTAssertTrue(e.problems[0].reason.contains("(N, T) or (N, T, D)"), "\(e)")
@@ -316,7 +316,7 @@ final class CoreMLRecurrentExportTests: XCTestCase {
     }
 
     func testTimeDistributedRowStrideMustDivideTheStepPeriod() throws {
-        XCTAssertThrowsError(try CoreMLExporter.model(from: timeDistributedConv(h: 7, strideH: 2))) { error in
+        XCTAssertThrowsError(try CoreMLExporter.model(from: timeDistributedConv(h: 7, strideH: 2), options: .classicOnly)) { error in
             guard let e = error as? CoreMLExportError else { return XCTFail("\(error)") }
             XCTAssertEqual(e.problems.first?.node, "conv", "\(e)")
             XCTAssertTrue(e.problems.first?.reason.contains("row stride dividing 7") == true, "\(e)")
@@ -325,7 +325,7 @@ final class CoreMLRecurrentExportTests: XCTestCase {
 
     func testActivationsCoreMLRecurrentLayersLackAreRejected() throws {
         let g = G.single(RecurrentAttributes(kind: .lstm, units: 2, activation: .swish))
-        XCTAssertThrowsError(try CoreMLExporter.model(from: g)) { error in
+        XCTAssertThrowsError(try CoreMLExporter.model(from: g, options: .classicOnly)) { error in
             XCTAssertTrue("\(error)".contains("Core ML recurrent layers take linear, relu, tanh, sigmoid and hard_sigmoid"), "\(error)")
         }
     }

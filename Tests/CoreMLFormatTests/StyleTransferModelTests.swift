@@ -54,7 +54,7 @@ final class StyleTransferModelTests: XCTestCase {
         guard case let .padding(pad)? = network.layers.first(where: { $0.layer.typeName == "padding" })?.layer else {
             return XCTFail("no padding layer")
         }
-        if case let .constant(value)? = pad.paddingType { XCTAssertEqual(value, 0) } else {
+        if case let .constant(value)? = pad.paddingType { XCTAssertEqual(value.value, 0) } else {
             XCTFail("expected zero (constant) padding, got \(String(describing: pad.paddingType))")
         }
         XCTAssertFalse(network.preprocessing.isEmpty, "the model scales its input image")

@@ -311,7 +311,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let border = Spec.BorderAmounts([Spec.EdgeSizes(startEdgeSize: 1, endEdgeSize: 2), Spec.EdgeSizes(startEdgeSize: 3, endEdgeSize: 0)])
         let r = try run([("x", [c, h, w], x), ("ref", [1, 3, 4], ref)], [("cr", [c, 3, 4]), ("pd", [c, 9, 10]), ("cc", [3, 3, 4])],
                         [layer("cr", ["x", "ref"], ["cr"], .crop(Spec.CropLayerParams(cropAmounts: nil, offset: [1, 2]))),
-                         layer("pd", ["x"], ["pd"], .padding(Spec.PaddingLayerParams(paddingType: .reflection, paddingAmounts: border))),
+                         layer("pd", ["x"], ["pd"], .padding(Spec.PaddingLayerParams(paddingAmounts: border, paddingType: .reflection(.init())))),
                          layer("cc", ["cr", "ref"], ["cc"], .concat(sequenceConcat: false))])
         var cr: [Float] = []
         for ci in 0..<c { for y in 0..<3 { for xi in 0..<4 { cr.append(chw(x, c, h, w, ci, y + 1, xi + 2)) } } }
@@ -372,7 +372,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let r = try run([("x", [c, h, w], x)], [("a", [2, h, w]), ("b", [2, h, w]), ("sl", [c, 3, w]), ("hw", [c, 1, 1]),
                                                 ("cs", [1, h, w]), ("mvn", [c, h, w])],
                         [layer("split", ["x"], ["a", "b"], .split(nOutputs: 2)),
-                         layer("sl", ["x"], ["sl"], .slice(Spec.SliceLayerParams(startIndex: 1, endIndex: 6, stride: 2, axis: .height))),
+                         layer("sl", ["x"], ["sl"], .slice(Spec.SliceLayerParams(startIndex: 1, endIndex: 6, stride: 2, axis: .heightAxis))),
                          layer("hw", ["x"], ["hw"], .reduce(Spec.ReduceLayerParams(mode: .sum, axis: .hw))),
                          layer("cs", ["x"], ["cs"], .reduce(Spec.ReduceLayerParams(mode: .avg, axis: .c))),
                          layer("mvn", ["x"], ["mvn"], .mvn(Spec.MeanVarianceNormalizeLayerParams(acrossChannels: false, normalizeVariance: false, epsilon: 1e-9)))])
@@ -395,9 +395,9 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let y = randomFloats(count: 3 * 3, seed: 14)
         let r = try run([("x", [1, 8, 8], x), ("y", [1, 3, 3], y)], [("mp", [1, 4, 4]), ("ap", [1, 3, 3])],
                         [layer("mp", ["x"], ["mp"], .pooling(Spec.PoolingLayerParams(type: .max, kernelSize: [3, 3], stride: [2, 2],
-                                                                                       padding: .includeLastPixel(paddingAmounts: [0, 0])))),
+                                                                                       padding: .includeLastPixel(.init(paddingAmounts: [0, 0]))))),
                          layer("ap", ["y"], ["ap"], .pooling(Spec.PoolingLayerParams(type: .average, kernelSize: [3, 3], stride: [1, 1],
-                                                                                       padding: .same(.bottomRightHeavy), avgPoolExcludePadding: false)))])
+                                                                                       padding: .same(.init(asymmetryMode: .bottomRightHeavy)), avgPoolExcludePadding: false)))])
         // Caffe "ceil" pooling: windows start at 0, 2, 4, 6; the last one is clipped to the image.
         var mp: [Float] = []
         for oy in 0..<4 { for ox in 0..<4 {
@@ -424,7 +424,7 @@ final class CoreMLImportLayerSemanticsTests: XCTestCase {
         let r = try run([("x", [1, 5, 5], x), ("xd", [2, 2, 2], xd)], [("c", [1, 3, 3]), ("d", [3, 4, 4])],
                         [layer("c", ["x"], ["c"], .convolution(Spec.ConvolutionLayerParams(
                             outputChannels: 1, kernelChannels: 1, nGroups: 1, kernelSize: [2, 2], stride: [2, 2],
-                            padding: .same(.topLeftHeavy), hasBias: false, weights: Spec.WeightParams(k)))),
+                            padding: .same(.init(asymmetryMode: .topLeftHeavy)), hasBias: false, weights: Spec.WeightParams(k)))),
                          layer("d", ["xd"], ["d"], .convolution(Spec.ConvolutionLayerParams(
                             outputChannels: 3, kernelChannels: 2, nGroups: 1, kernelSize: [2, 2], stride: [2, 2],
                             padding: .valid(Spec.ValidPadding()), isDeconvolution: true, hasBias: true,

@@ -41,17 +41,17 @@ final class CoreMLNormalizationTests: XCTestCase {
     func testReduceModesAndAxes() throws {
         let (c, h, w) = (3, 4, 5)
         let x = randomFloats(count: c * h * w, seed: 31, in: 0.6 ... 1.4).enumerated().map { $0.offset % 3 == 0 ? -$0.element : $0.element }
-        let modes: [(Spec.ReduceLayerParams.Operation, String, ([Double]) -> Double)] = [
+        let modes: [(Spec.ReduceLayerParams.ReduceOperation, String, ([Double]) -> Double)] = [
             (.sum, "sum", { $0.reduce(0, +) }),
             (.avg, "avg", { $0.reduce(0, +) / Double($0.count) }),
             (.prod, "prod", { $0.reduce(1, *) }),
-            (.sumSquare, "sumsquare", { $0.reduce(0) { $0 + $1 * $1 } }),
+            (.sumsquare, "sumsquare", { $0.reduce(0) { $0 + $1 * $1 } }),
             (.l1, "l1", { $0.reduce(0) { $0 + abs($1) } }),
             (.l2, "l2", { $0.reduce(0) { $0 + $1 * $1 }.squareRoot() }),
             (.max, "max", { $0.max()! }),
             (.min, "min", { $0.min()! }),
         ]
-        let axes: [(Spec.ReduceLayerParams.Axis, String, [Bool])] = [  // reduced (C, H, W)
+        let axes: [(Spec.ReduceLayerParams.ReduceAxis, String, [Bool])] = [  // reduced (C, H, W)
             (.c, "c", [true, false, false]), (.h, "h", [false, true, false]), (.w, "w", [false, false, true]),
             (.hw, "hw", [false, true, true]), (.chw, "chw", [true, true, true]),
         ]
@@ -86,9 +86,9 @@ final class CoreMLNormalizationTests: XCTestCase {
         let (c, h, w) = (3, 2, 2)
         let x = randomFloats(count: c * h * w, seed: 41, in: 0.5 ... 2)
         let layers = [
-            layer("ls", ["x"], ["logsum"], .reduce(Spec.ReduceLayerParams(mode: .logSum, epsilon: 1e-6, axis: .c))),
-            layer("am", ["x"], ["argmax"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .c))),
-            layer("aw", ["x"], ["argmax_w"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .w))),
+            layer("ls", ["x"], ["logsum"], .reduce(Spec.ReduceLayerParams(mode: .logsum, epsilon: 1e-6, axis: .c))),
+            layer("am", ["x"], ["argmax"], .reduce(Spec.ReduceLayerParams(mode: .argmax, epsilon: 1e-6, axis: .c))),
+            layer("aw", ["x"], ["argmax_w"], .reduce(Spec.ReduceLayerParams(mode: .argmax, epsilon: 1e-6, axis: .w))),
         ]
         let (_, r) = try run(x, [c, h, w], [("logsum", [1, h, w]), ("argmax", [1, h, w]), ("argmax_w", [c, h, 1])], layers)
         for y in 0..<h { for xi in 0..<w {
@@ -103,7 +103,7 @@ final class CoreMLNormalizationTests: XCTestCase {
         // ARGMAX over several axes has no single index: a typed refusal.
         let bad = Spec.Model(specificationVersion: 1, description: Spec.ModelDescription(input: [array("x", [2, 2, 2])], output: [array("y", [1, 1, 1])]),
                              type: .neuralNetwork(Spec.NeuralNetwork(layers: [
-                                 layer("am", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .argMax, epsilon: 1e-6, axis: .chw)))])))
+                                 layer("am", ["x"], ["y"], .reduce(Spec.ReduceLayerParams(mode: .argmax, epsilon: 1e-6, axis: .chw)))])))
         XCTAssertThrowsError(try CoreMLImporter.graph(from: bad, fileName: "argmax.mlmodel")) { e in
             XCTAssertTrue("\(e)".contains("single axis"), "\(e)")
         }
@@ -226,9 +226,11 @@ final class CoreMLNormalizationTests: XCTestCase {
             var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 2, 2, 3]))], outputs: ["y"],
                           nodes: [Node(name: "n", op: op, inputs: ["x"], outputs: ["y"])])
             try g.inferShapes()
-            XCTAssertThrowsError(try CoreMLExporter.model(from: g), "\(op.name)") { e in
+            XCTAssertThrowsError(try CoreMLExporter.model(from: g, options: .classicOnly), "\(op.name)") { e in
                 XCTAssertTrue("\(e)".contains("log"), "\(e)")
             }
+            // The rank-N writer has reduceLogSumExp (spec 4).
+            XCTAssertEqual(try CoreMLExporter.model(from: g).specificationVersion, 4, "\(op.name)")
         }
     }
 }

@@ -84,10 +84,13 @@ final class ShapeOpCoreMLTests: XCTestCase {
                             Node(name: "tile", op: .tile(reps: [1, 2, 1]), inputs: ["a"], outputs: ["t"]),
                         ])
         try bad.inferShapes()
-        XCTAssertThrowsError(try CoreMLExporter.model(from: bad)) { e in
+        XCTAssertThrowsError(try CoreMLExporter.model(from: bad, options: .classicOnly)) { e in
             let m = "\(e)"
             XCTAssertTrue(m.contains("batchedMatmul"), m)
             XCTAssertTrue(m.contains("tile"), m)
         }
+        // The rank-N writer has both layers.
+        let nd = try XCTUnwrap(try CoreMLExporter.model(from: bad).neuralNetwork)
+        XCTAssertEqual(nd.layers.map(\.layer.typeName), ["batchedMatmul", "tile"])
     }
 }

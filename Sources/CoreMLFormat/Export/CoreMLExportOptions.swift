@@ -32,6 +32,11 @@ public struct CoreMLExportOptions: Sendable, Hashable {
     public var arrayDataType: ArrayDataType
     /// Value recorded in the metadata's `userDefined["mlconv.converter"]`; nil writes nothing.
     public var converterTag: String?
+    // MARK: rank-N export (issue 10)
+    /// When the classic (RANK5) layers cannot express the graph, write an EXACT_ARRAY_MAPPING
+    /// network of rank-N layers (specification 4, or 5 for iOS 14 layers) instead of failing.
+    /// False keeps the writer to specification 1–3 classic networks.
+    public var writesRankNLayers: Bool = true
 
     /// - Parameters: see the properties of the same names.
     public init(inputNames: [String: String] = [:], outputNames: [String: String] = [:],

@@ -35,7 +35,7 @@ extension ExportWriter {
 
     static func convPadding(_ p: PaddingMode) -> Spec.ConvolutionLayerParams.Padding {
         switch p {
-        case .same: return .same(.bottomRightHeavy)
+        case .same: return .same(Spec.SamePadding(asymmetryMode: .bottomRightHeavy))
         case .valid: return .valid(validAmounts(0, 0, 0, 0))
         case let .explicit(t, b, l, r): return .valid(validAmounts(t, b, l, r))
         }
@@ -43,7 +43,7 @@ extension ExportWriter {
 
     static func poolPadding(_ p: PaddingMode) -> Spec.PoolingLayerParams.Padding {
         switch p {
-        case .same: return .same(.bottomRightHeavy)
+        case .same: return .same(Spec.SamePadding(asymmetryMode: .bottomRightHeavy))
         case .valid: return .valid(validAmounts(0, 0, 0, 0))
         case let .explicit(t, b, l, r): return .valid(validAmounts(t, b, l, r))
         }
@@ -127,7 +127,7 @@ extension ExportWriter {
             onChannelAxis(node, k, inBlobs, out) { w, i, o in w.emit(node.name, i, [o], .concat(sequenceConcat: false)) }
         case let .repeatVector(n):
             // [D, 1, 1] → [D, n, 1]: the repeats go on H, the axis of rank-3 steps.
-            emit(node.name, inBlobs, [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: [UInt64(n), 1], mode: .nearestNeighbor)))
+            emit(node.name, inBlobs, [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: [UInt64(n), 1], mode: .nn)))
         case .identity:
             emit(node.name, inBlobs, [out], Self.act(.linear(alpha: 1, beta: 0)))
         case let .custom(a): lowerCustom(node, a, inBlobs)
@@ -441,12 +441,12 @@ extension ExportWriter {
         }
         let type: Spec.PaddingLayerParams.PaddingType
         switch a.mode {
-        case .constant: type = .constant(value: a.value)
-        case .reflect: type = .reflection
-        case .edge: type = .replication
+        case .constant: type = .constant(.init(value: a.value))
+        case .reflect: type = .reflection(.init())
+        case .edge: type = .replication(.init())
         }
         emit(node.name, [inBlob], [out], .padding(Spec.PaddingLayerParams(
-            paddingType: type, paddingAmounts: Self.borders(pads[1][0], pads[1][1], pads[2][0], pads[2][1]))))
+            paddingAmounts: Self.borders(pads[1][0], pads[1][1], pads[2][0], pads[2][1]), paddingType: type)))
     }
 
     mutating func lowerCrop(_ node: Node, _ irCrops: [[Int]], _ input: TensorType, _ inBlob: String, _ out: String) {
@@ -464,7 +464,7 @@ extension ExportWriter {
         let factors = a.scale.map(UInt64.init)
         switch a.mode {
         case .nearest:
-            emit(node.name, [inBlob], [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: factors, mode: .nearestNeighbor)))
+            emit(node.name, [inBlob], [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: factors, mode: .nn)))
         case .bilinearAsymmetric:
             // BILINEAR with the DEFAULT linear mode samples x_in = x_out / scale (UPSAMPLE_MODE).
             emit(node.name, [inBlob], [out], .upsample(Spec.UpsampleLayerParams(scalingFactor: factors, mode: .bilinear)))
@@ -474,7 +474,7 @@ extension ExportWriter {
             need(3, "bilinear align-corners upsampling as resizeBilinear", node: node.name)
             emit(node.name, [inBlob], [out], .resizeBilinear(Spec.ResizeBilinearLayerParams(
                 targetSize: [UInt64(input.shape[1] * a.scale[0]), UInt64(input.shape[2] * a.scale[1])],
-                mode: .strictAlignEndpoints)))
+                mode: Spec.SamplingMode(samplingMethod: .strictAlignEndpointsMode))))
         case .bilinearHalfPixel:
             lowerHalfPixelBilinear(node, a, input, inBlob, out)
         }
@@ -500,7 +500,7 @@ extension ExportWriter {
         for _ in 0..<c { for y in wh { for x in ww { kernel.append(y * x) } } }
         let padded = tempBlob("\(out)__edge_padded"), full = tempBlob("\(out)__full")
         emit(freshLayerName("\(node.name)__edge_pad"), [inBlob], [padded], .padding(Spec.PaddingLayerParams(
-            paddingType: .replication, paddingAmounts: Self.borders(1, 1, 1, 1))))
+            paddingAmounts: Self.borders(1, 1, 1, 1), paddingType: .replication(.init()))))
         emit(freshLayerName("\(node.name)__bilinear"), [padded], [full], .convolution(Spec.ConvolutionLayerParams(
             outputChannels: UInt64(c), kernelChannels: UInt64(c), nGroups: UInt64(c),
             kernelSize: [UInt64(wh.count), UInt64(ww.count)], stride: a.scale.map(UInt64.init), dilationFactor: [1, 1],

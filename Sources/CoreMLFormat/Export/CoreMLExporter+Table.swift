@@ -7,7 +7,10 @@ extension CoreMLExporter {
     /// How each IR op is written and the lowest `specificationVersion` it needs. Weights add
     /// their own requirement: fp16 → spec 2, linear / lookup-table quantized → spec 3. Anything
     /// not listed (or listed as "error") is reported in a `CoreMLExportError`.
-    public static let layerTable: [CoreMLLayerMapping] = [
+    public static let layerTable: [CoreMLLayerMapping] = classicLayerTable + rankNLayerTable  // rank-N rows: RankNExport.swift
+
+    /// The classic (RANK5, spec 1–3) rows of `layerTable`.
+    static let classicLayerTable: [CoreMLLayerMapping] = [
         .init(irOp: "conv2d", coreML: "convolution (+ activation layer(s) `<name>__activation__` for a fused activation)",
               minimumSpecificationVersion: 1,
               notes: "same → SamePadding BOTTOM_RIGHT_HEAVY; valid/explicit → ValidPadding border amounts; groups, dilation, bias"),

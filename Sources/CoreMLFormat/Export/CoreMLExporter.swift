@@ -44,7 +44,27 @@ public enum CoreMLExporter {
     ///   `GraphError` when the graph itself is inconsistent (shape inference fails).
     public static func export(_ graph: Graph, options: CoreMLExportOptions = CoreMLExportOptions()) throws -> CoreMLExportResult {
         var writer = try ExportWriter(graph: graph, options: options)
-        return try writer.run()
+        let classic: CoreMLExportError
+        do { return try writer.run() } catch let e as CoreMLExportError { classic = e }
+        guard options.writesRankNLayers else { throw classic }
+        // MARK: rank-N export (issue 10): the graph needs layers the classic network lacks.
+        var nd = try ExportWriter(graph: graph, options: options)
+        nd.rankN = true
+        let classicNodes = classic.problems.map(\.node)
+        let shown = classicNodes.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (classicNodes.count > 3 ? ", …" : "")
+        nd.features.append((4, "rank-N (NeuralNetwork v2, EXACT_ARRAY_MAPPING) layers for nodes the classic layers cannot express", Array(classicNodes)))
+        do {
+            var result = try nd.run()
+            result.notes.insert("written as a rank-N (EXACT_ARRAY_MAPPING) network: the classic (RANK5) layers cannot express \(shown) ("
+                + classic.problems.prefix(3).map(\.reason).joined(separator: "; ") + ")", at: 0)
+            return result
+        } catch var e as CoreMLExportError {
+            let refusedClassic = Set(classicNodes)
+            for i in e.problems.indices where !refusedClassic.contains(e.problems[i].node) {
+                e.problems[i].reason += " (the classic writer handles this node, but \(shown) need the rank-N writer)"
+            }
+            throw e
+        }
     }
 }
 
@@ -71,6 +91,10 @@ struct ExportWriter {
     var nchwFeatures: [String: [Int64]] = [:]
     /// Recurrent-state features added by the recurrent layers (RecurrentExport.swift).
     var recurrentState = RecurrentStateFeatures()
+    /// Writes an EXACT_ARRAY_MAPPING network of rank-N layers (RankNExport.swift) instead of the classic one.
+    var rankN = false
+    /// Feature name of inputs whose blob was replaced (rank-N image inputs: the NHWC transpose).
+    var featureBlobs: [String: String] = [:]
 
     init(graph: Graph, options: CoreMLExportOptions) throws {
         var g = graph
@@ -138,16 +162,17 @@ struct ExportWriter {
 
     mutating func run() throws -> CoreMLExportResult {
         assignFeatureNames()
-        foldLayoutTransposes()
+        if !rankN { foldLayoutTransposes() }
         foldImagePreprocessing()
+        if rankN { transposeImageInputs() }
         for node in graph.nodes where !folded.contains(node.name) {
-            lower(node)
+            if rankN { lowerRankN(node) } else { lower(node) }
         }
         var (description, classLabels, probabilitiesBlob) = makeDescription()
         appendRecurrentStateFeatures(to: &description)
         var network = Spec.NeuralNetwork(layers: layers, preprocessing: preprocessing)
-        network.arrayInputShapeMapping = .rank5
-        network.imageInputShapeMapping = .rank5
+        network.arrayInputShapeMapping = rankN ? .exact : .rank5
+        network.imageInputShapeMapping = rankN ? .rank4 : .rank5
         if layers.isEmpty, problems.isEmpty {
             fail("<graph>", "graph", "the graph has no nodes to write (Core ML neural networks need at least one layer)",
                  "Add an identity node between the input and the output.")
@@ -293,6 +318,7 @@ struct ExportWriter {
 
     /// The Core ML shape of a multi-array feature for IR type `t`, or nil.
     func featureShape(_ t: TensorType, isInput: Bool) -> [Int64]? {
+        if rankN { return t.rank >= 1 ? t.shape.map(Int64.init) : nil }
         if t.rank == 2 { return [Int64(t.shape[1])] }
         return ExportWriter.chw(t.shape).map { $0.map(Int64.init) }
     }
@@ -321,6 +347,9 @@ struct ExportWriter {
             if let image = fd?.image {
                 type = Spec.FeatureType(.image(Spec.ImageFeatureType(
                     width: Int64(image.width), height: Int64(image.height), colorSpace: Self.colorSpace(image.colorSpace))))
+            } else if rankN, i.type.elementType != .float32, i.type.elementType != .float16, let shape = featureShape(i.type, isInput: true) {
+                // Integer and bool inputs: INT32 arrays (the blobs hold their values as floats).
+                type = Spec.FeatureType(.multiArray(Spec.ArrayFeatureType(shape: shape, dataType: .int32)))
             } else if i.type.elementType != .float32 && i.type.elementType != .float16 {
                 fail(i.name, "input", "input '\(i.name)' has element type \(i.type.elementType); the writer supports float inputs only",
                      "Feed the model float values.")
@@ -336,7 +365,7 @@ struct ExportWriter {
             // MARK: flexible shapes (FlexibleShapeExport.swift)
             var flexible = type
             if let flex = fd?.shapeFlexibility { applyFlexibility(flex, input: i, to: &flexible) }
-            inputs.append(Spec.FeatureDescription(name: blob(i.name), shortDescription: fd?.shortDescription ?? "", type: flexible))
+            inputs.append(Spec.FeatureDescription(name: featureBlobs[i.name] ?? blob(i.name), shortDescription: fd?.shortDescription ?? "", type: flexible))
         }
 
         var labels: [String]? = nil
@@ -372,8 +401,8 @@ struct ExportWriter {
             } else if let shape = nchwFeatures[o] ?? featureShape(t, isInput: false) {
                 type = arrayType(shape)
             } else {
-                fail(o, "output", "output '\(o)' has shape \(formatShape(t.shape)); the writer maps ranks 2, 3 and 4 only",
-                     "Reshape the output to (N, D) or (N, H, W, C).")
+                fail(o, "output", "output '\(o)' has shape \(formatShape(t.shape)); " + (rankN ? "rank-N multi-array outputs have rank 1 to 5" : "the writer maps ranks 2, 3 and 4 only"),
+                     rankN ? "Keep a size-1 axis (keepDims, or a reshape to (1))." : "Reshape the output to (N, D) or (N, H, W, C).")
                 continue
             }
             outputs.append(Spec.FeatureDescription(name: blob(o), shortDescription: fd?.shortDescription ?? "", type: type))

@@ -36,6 +36,11 @@ extension ExportWriter {
         let layer: CoreMLLayer
         switch a.function {
         case .sqrt: layer = Self.exactUnary(.sqrt, scale: a.scale, shift: a.shift)
+        case .rsqrt where a.epsilon == 0:
+            // RSQRT with the smallest epsilon gives 1/sqrt(1e-45) ≈ 2.7e22 at 0, not ∞: SQRT then
+            // INVERSE (1/(0 + 1e-45) overflows to ∞ as it should; elsewhere the 1e-45 is lost).
+            return chain([Self.exactUnary(.sqrt, scale: a.scale, shift: a.shift), Self.exactUnary(.inverse)],
+                         name: node.name, input: inBlob, output: out)
         case .rsqrt: layer = Self.exactUnary(.rsqrt, epsilon: a.epsilon, scale: a.scale, shift: a.shift)
         case .inverse: layer = Self.exactUnary(.inverse, epsilon: a.epsilon, scale: a.scale, shift: a.shift)
         case .power: layer = Self.exactUnary(.power, alpha: a.alpha, scale: a.scale, shift: a.shift)

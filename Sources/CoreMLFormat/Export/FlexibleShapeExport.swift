@@ -38,6 +38,8 @@ extension ExportWriter {
                 case let .ranges(r): core = .ranges(Array(r.dropFirst()))
                 case let .enumerated(s): core = .enumerated(s.map { Array($0.dropFirst()) })
                 }
+            } else if rankN {
+                core = flex  // rank-N (EXACT_ARRAY_MAPPING) inputs keep the IR's shape and axis order
             } else {
                 core = flex.coreMLRank5(irRank: input.type.rank)
             }

@@ -99,7 +99,7 @@ extension ExportWriter {
         if steps > 1 {
             m = tempBlob("\(mask)__t\(t)")
             emit(freshLayerName("\(mask)__t\(t)"), [mask], [m], .slice(Spec.SliceLayerParams(
-                startIndex: Int64(t), endIndex: Int64(t + 1), stride: 1, axis: .channel)))
+                startIndex: Int64(t), endIndex: Int64(t + 1), stride: 1, axis: .channelAxis)))
         }
         let om = tempBlob("\(mask)__t\(t)_one_minus")
         emit(freshLayerName("\(mask)__t\(t)_one_minus"), [m], [om], Self.act(.linear(alpha: -1, beta: 1)))
@@ -210,7 +210,7 @@ extension ExportWriter {
             var xt = xp
             if t > 1 {
                 xt = blob("x")
-                emit(layer("x"), [xp], [xt], .slice(Spec.SliceLayerParams(startIndex: Int64(ti), endIndex: Int64(ti + 1), stride: 1, axis: .height)))
+                emit(layer("x"), [xp], [xt], .slice(Spec.SliceLayerParams(startIndex: Int64(ti), endIndex: Int64(ti + 1), stride: 1, axis: .heightAxis)))
             }
             let xs = (0..<g).map { blob("x\($0)") }
             if g > 1 { emit(layer("x_split"), [xt], xs, .split(nOutputs: UInt64(g))) }

@@ -44,7 +44,7 @@ extension ExportWriter {
                 return fail(node, "reduction over axes \(a.axes) of shape \(formatShape(x.shape)) with batch size \(v[0])",
                             "Reduce non-batch axes (C, H, W of the NHWC view).")
             }
-            let mode: Spec.ReduceLayerParams.Operation
+            let mode: Spec.ReduceLayerParams.ReduceOperation
             switch a.function {
             case .sum: mode = .sum
             case .mean: mode = .avg
@@ -53,14 +53,14 @@ extension ExportWriter {
             case .min: mode = .min
             case .l1Norm: mode = .l1
             case .l2Norm: mode = .l2
-            case .sumSquare: mode = .sumSquare
+            case .sumSquare: mode = .sumsquare
             case .logSumExp:
                 return fail(node, "reduce log_sum_exp has no classic layer (Core ML LOGSUM is Σ log(x + ε), not log Σ exp x)",
                             "Export a graph without log-sum-exp reductions, or keep the model in mlconv's bundle format.")
             }
             // The Core ML axis set X with s ⊆ X ⊆ s ∪ (size-1 axes).
             let w = widened(s)
-            let candidates: [(Spec.ReduceLayerParams.Axis, Set<Int>)] = [(.c, [3]), (.h, [1]), (.w, [2]), (.hw, [1, 2]), (.chw, [1, 2, 3])]
+            let candidates: [(Spec.ReduceLayerParams.ReduceAxis, Set<Int>)] = [(.c, [3]), (.h, [1]), (.w, [2]), (.hw, [1, 2]), (.chw, [1, 2, 3])]
             guard let axis = candidates.first(where: { s.isSubset(of: $0.1) && $0.1.isSubset(of: w) })?.0 else {
                 return fail(node, "reduction over view axes \(s.sorted()) of \(formatShape(v)) (C and one of H, W)",
                             "Core ML's classic reduce takes C, H, W, H×W or C×H×W.")

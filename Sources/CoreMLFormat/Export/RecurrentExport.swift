@@ -321,7 +321,7 @@ extension ExportWriter {
         for s in (0..<steps).reversed() {
             let p = tempBlob("\(output)__step\(s)")
             emit(freshLayerName("\(layerName)__step\(s)"), [input], [p],
-                 .slice(Spec.SliceLayerParams(startIndex: Int64(s), endIndex: Int64(s + 1), stride: 1, axis: .height)))
+                 .slice(Spec.SliceLayerParams(startIndex: Int64(s), endIndex: Int64(s + 1), stride: 1, axis: .heightAxis)))
             parts.append(p)
         }
         let cat = tempBlob("\(output)__steps")
@@ -481,7 +481,7 @@ extension ExportWriter {
             var xt = xp
             if t > 1 {
                 xt = blob("x")
-                emit(layer("x"), [xp], [xt], .slice(Spec.SliceLayerParams(startIndex: Int64(ti), endIndex: Int64(ti + 1), stride: 1, axis: .height)))
+                emit(layer("x"), [xp], [xt], .slice(Spec.SliceLayerParams(startIndex: Int64(ti), endIndex: Int64(ti + 1), stride: 1, axis: .heightAxis)))
             }
             let xz = blob("xz"), xr = blob("xr"), xh = blob("xh")
             emit(layer("x_split"), [xt], [xz, xr, xh], .split(nOutputs: 3))
@@ -585,7 +585,7 @@ extension ExportWriter {
                 if s.steps > 1 || s.period != h {
                     rows = tempBlob("\(node.name)__step\(t)_rows")
                     emit(freshLayerName("\(node.name)__step\(t)_rows"), [src], [rows], .slice(Spec.SliceLayerParams(
-                        startIndex: Int64(t * s.period), endIndex: Int64(t * s.period + h), stride: 1, axis: .height)))
+                        startIndex: Int64(t * s.period), endIndex: Int64(t * s.period + h), stride: 1, axis: .heightAxis)))
                 }
                 let v = tempBlob("\(node.name)__step\(t)")
                 emit(freshLayerName("\(node.name)__step\(t)"), [rows], [v], .reshape(Spec.ReshapeLayerParams(

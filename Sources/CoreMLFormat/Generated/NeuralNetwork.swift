@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 7166fa3f5491c724
+// body-hash: fnv1a64 de317ffde2d2f3d9
 
 import CCoreMLProto
 
@@ -253,6 +253,84 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.BorderAmounts` (NeuralNetwork.proto).
+    public struct BorderAmounts: Equatable, Sendable {
+        /// one entry per spatial axis: [height, width]
+        /// Field 10 `borderAmounts`.
+        public var borderAmounts: [Spec.BorderAmounts.EdgeSizes]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(borderAmounts: [Spec.BorderAmounts.EdgeSizes] = [], unknownFields: UnknownFields = []) {
+            self.borderAmounts = borderAmounts
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.BorderAmounts.EdgeSizes` (NeuralNetwork.proto).
+        public struct EdgeSizes: Equatable, Sendable {
+            /// Field 1 `startEdgeSize`.
+            public var startEdgeSize: UInt64
+            /// Field 2 `endEdgeSize`.
+            public var endEdgeSize: UInt64
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(startEdgeSize: UInt64 = 0, endEdgeSize: UInt64 = 0, unknownFields: UnknownFields = []) {
+                self.startEdgeSize = startEdgeSize
+                self.endEdgeSize = endEdgeSize
+                self.unknownFields = unknownFields
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ValidPadding` (NeuralNetwork.proto).
+    public struct ValidPadding: Equatable, Sendable {
+        /// Field 1 `paddingAmounts`.
+        public var paddingAmounts: Spec.BorderAmounts?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(paddingAmounts: Spec.BorderAmounts? = nil, unknownFields: UnknownFields = []) {
+            self.paddingAmounts = paddingAmounts
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.SamePadding` (NeuralNetwork.proto).
+    public struct SamePadding: Equatable, Sendable {
+        /// Field 1 `asymmetryMode`.
+        public var asymmetryMode: Spec.SamePadding.SamePaddingMode
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(asymmetryMode: Spec.SamePadding.SamePaddingMode = Spec.SamePadding.SamePaddingMode.bottomRightHeavy, unknownFields: UnknownFields = []) {
+            self.asymmetryMode = asymmetryMode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.SamePadding.SamePaddingMode`: an open enum (values outside the schema are kept).
+        public struct SamePaddingMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let bottomRightHeavy = SamePaddingMode(rawValue: 0)
+            public static let topLeftHeavy = SamePaddingMode(rawValue: 1)
+            /// The proto value name, or `SamePaddingMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "BOTTOM_RIGHT_HEAVY"
+                case 1: return "TOP_LEFT_HEAVY"
+                default: return "SamePaddingMode(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.SamplingMode` (NeuralNetwork.proto).
     public struct SamplingMode: Equatable, Sendable {
         /// Field 1 `samplingMethod`.
@@ -318,6 +396,62 @@ extension Spec {
                 default: return "Coordinates(\(rawValue))"
                 }
             }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ConvolutionLayerParams` (NeuralNetwork.proto).
+    public struct ConvolutionLayerParams: Equatable, Sendable {
+        /// Field 1 `outputChannels`.
+        public var outputChannels: UInt64
+        /// Field 2 `kernelChannels`.
+        public var kernelChannels: UInt64
+        /// Field 10 `nGroups`.
+        public var nGroups: UInt64
+        /// Field 20 `kernelSize`.
+        public var kernelSize: [UInt64]
+        /// Field 30 `stride`.
+        public var stride: [UInt64]
+        /// Field 40 `dilationFactor`.
+        public var dilationFactor: [UInt64]
+        /// Field 60 `isDeconvolution`.
+        public var isDeconvolution: Bool
+        /// Field 70 `hasBias`.
+        public var hasBias: Bool
+        /// Field 90 `weights`.
+        public var weights: Spec.WeightParams?
+        /// Field 91 `bias`.
+        public var bias: Spec.WeightParams?
+        /// Field 100 `outputShape`.
+        public var outputShape: [UInt64]
+        /// The `ConvolutionPaddingType` oneof; nil when no member is set.
+        public var convolutionPaddingType: ConvolutionPaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(outputChannels: UInt64 = 0, kernelChannels: UInt64 = 0, nGroups: UInt64 = 0, kernelSize: [UInt64] = [], stride: [UInt64] = [], dilationFactor: [UInt64] = [], isDeconvolution: Bool = false, hasBias: Bool = false, weights: Spec.WeightParams? = nil, bias: Spec.WeightParams? = nil, outputShape: [UInt64] = [], convolutionPaddingType: ConvolutionPaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.outputChannels = outputChannels
+            self.kernelChannels = kernelChannels
+            self.nGroups = nGroups
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.dilationFactor = dilationFactor
+            self.isDeconvolution = isDeconvolution
+            self.hasBias = hasBias
+            self.weights = weights
+            self.bias = bias
+            self.outputShape = outputShape
+            self.convolutionPaddingType = convolutionPaddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `ConvolutionPaddingType` oneof.
+        public enum ConvolutionPaddingType: Equatable, Sendable {
+            /// Field 50 `valid`.
+            case valid(Spec.ValidPadding)
+            /// Field 51 `same`.
+            case same(Spec.SamePadding)
         }
     }
 }
@@ -549,6 +683,77 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.PoolingLayerParams` (NeuralNetwork.proto).
+    public struct PoolingLayerParams: Equatable, Sendable {
+        /// Field 1 `type`.
+        public var type: Spec.PoolingLayerParams.PoolingType
+        /// Field 10 `kernelSize`.
+        public var kernelSize: [UInt64]
+        /// Field 20 `stride`.
+        public var stride: [UInt64]
+        /// Field 50 `avgPoolExcludePadding`.
+        public var avgPoolExcludePadding: Bool
+        /// Field 60 `globalPooling`.
+        public var globalPooling: Bool
+        /// The `PoolingPaddingType` oneof; nil when no member is set.
+        public var poolingPaddingType: PoolingPaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(type: Spec.PoolingLayerParams.PoolingType = Spec.PoolingLayerParams.PoolingType.max, kernelSize: [UInt64] = [], stride: [UInt64] = [], avgPoolExcludePadding: Bool = false, globalPooling: Bool = false, poolingPaddingType: PoolingPaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.type = type
+            self.kernelSize = kernelSize
+            self.stride = stride
+            self.avgPoolExcludePadding = avgPoolExcludePadding
+            self.globalPooling = globalPooling
+            self.poolingPaddingType = poolingPaddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `PoolingPaddingType` oneof.
+        public enum PoolingPaddingType: Equatable, Sendable {
+            /// Field 30 `valid`.
+            case valid(Spec.ValidPadding)
+            /// Field 31 `same`.
+            case same(Spec.SamePadding)
+            /// Field 32 `includeLastPixel`.
+            case includeLastPixel(Spec.PoolingLayerParams.ValidCompletePadding)
+        }
+
+        /// `CoreML.Specification.PoolingLayerParams.PoolingType`: an open enum (values outside the schema are kept).
+        public struct PoolingType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let max = PoolingType(rawValue: 0)
+            public static let average = PoolingType(rawValue: 1)
+            public static let l2 = PoolingType(rawValue: 2)
+            /// The proto value name, or `PoolingType(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "MAX"
+                case 1: return "AVERAGE"
+                case 2: return "L2"
+                default: return "PoolingType(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.PoolingLayerParams.ValidCompletePadding` (NeuralNetwork.proto).
+        public struct ValidCompletePadding: Equatable, Sendable {
+            /// Field 10 `paddingAmounts`.
+            public var paddingAmounts: [UInt64]
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(paddingAmounts: [UInt64] = [], unknownFields: UnknownFields = []) {
+                self.paddingAmounts = paddingAmounts
+                self.unknownFields = unknownFields
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.Pooling3DLayerParams` (NeuralNetwork.proto).
     public struct Pooling3DLayerParams: Equatable, Sendable {
         /// Field 1 `type`.
@@ -665,6 +870,67 @@ extension Spec {
                 case 1: return "AVERAGE"
                 default: return "GlobalPoolingType3D(\(rawValue))"
                 }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.PaddingLayerParams` (NeuralNetwork.proto).
+    public struct PaddingLayerParams: Equatable, Sendable {
+        /// Field 10 `paddingAmounts`.
+        public var paddingAmounts: Spec.BorderAmounts?
+        /// The `PaddingType` oneof; nil when no member is set.
+        public var paddingType: PaddingType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(paddingAmounts: Spec.BorderAmounts? = nil, paddingType: PaddingType? = nil, unknownFields: UnknownFields = []) {
+            self.paddingAmounts = paddingAmounts
+            self.paddingType = paddingType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `PaddingType` oneof.
+        public enum PaddingType: Equatable, Sendable {
+            /// Field 1 `constant`.
+            case constant(Spec.PaddingLayerParams.PaddingConstant)
+            /// Field 2 `reflection`.
+            case reflection(Spec.PaddingLayerParams.PaddingReflection)
+            /// Field 3 `replication`.
+            case replication(Spec.PaddingLayerParams.PaddingReplication)
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingConstant` (NeuralNetwork.proto).
+        public struct PaddingConstant: Equatable, Sendable {
+            /// Field 1 `value`.
+            public var value: Float
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(value: Float = 0, unknownFields: UnknownFields = []) {
+                self.value = value
+                self.unknownFields = unknownFields
+            }
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingReflection` (NeuralNetwork.proto).
+        public struct PaddingReflection: Equatable, Sendable {
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(unknownFields: UnknownFields = []) {
+                self.unknownFields = unknownFields
+            }
+        }
+
+        /// `CoreML.Specification.PaddingLayerParams.PaddingReplication` (NeuralNetwork.proto).
+        public struct PaddingReplication: Equatable, Sendable {
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(unknownFields: UnknownFields = []) {
+                self.unknownFields = unknownFields
             }
         }
     }
@@ -824,6 +1090,83 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.UpsampleLayerParams` (NeuralNetwork.proto).
+    public struct UpsampleLayerParams: Equatable, Sendable {
+        /// [height, width]
+        /// Field 1 `scalingFactor`.
+        public var scalingFactor: [UInt64]
+        /// Field 7 `fractionalScalingFactor`.
+        public var fractionalScalingFactor: [Float]
+        /// Field 5 `mode`.
+        public var mode: Spec.UpsampleLayerParams.InterpolationMode
+        /// Field 6 `linearUpsampleMode`.
+        public var linearUpsampleMode: Spec.UpsampleLayerParams.LinearUpsampleMode
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(scalingFactor: [UInt64] = [], fractionalScalingFactor: [Float] = [], mode: Spec.UpsampleLayerParams.InterpolationMode = Spec.UpsampleLayerParams.InterpolationMode.nn, linearUpsampleMode: Spec.UpsampleLayerParams.LinearUpsampleMode = Spec.UpsampleLayerParams.LinearUpsampleMode.`default`, unknownFields: UnknownFields = []) {
+            self.scalingFactor = scalingFactor
+            self.fractionalScalingFactor = fractionalScalingFactor
+            self.mode = mode
+            self.linearUpsampleMode = linearUpsampleMode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.UpsampleLayerParams.InterpolationMode`: an open enum (values outside the schema are kept).
+        public struct InterpolationMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let nn = InterpolationMode(rawValue: 0)
+            public static let bilinear = InterpolationMode(rawValue: 1)
+            /// The proto value name, or `InterpolationMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "NN"
+                case 1: return "BILINEAR"
+                default: return "InterpolationMode(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.UpsampleLayerParams.LinearUpsampleMode`: an open enum (values outside the schema are kept).
+        public struct LinearUpsampleMode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let `default` = LinearUpsampleMode(rawValue: 0)
+            public static let alignCornersTrue = LinearUpsampleMode(rawValue: 1)
+            public static let alignCornersFalse = LinearUpsampleMode(rawValue: 2)
+            /// The proto value name, or `LinearUpsampleMode(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "DEFAULT"
+                case 1: return "ALIGN_CORNERS_TRUE"
+                case 2: return "ALIGN_CORNERS_FALSE"
+                default: return "LinearUpsampleMode(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ResizeBilinearLayerParams` (NeuralNetwork.proto).
+    public struct ResizeBilinearLayerParams: Equatable, Sendable {
+        /// Field 1 `targetSize`.
+        public var targetSize: [UInt64]
+        /// Field 2 `mode`.
+        public var mode: Spec.SamplingMode?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(targetSize: [UInt64] = [], mode: Spec.SamplingMode? = nil, unknownFields: UnknownFields = []) {
+            self.targetSize = targetSize
+            self.mode = mode
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.CropResizeLayerParams` (NeuralNetwork.proto).
     public struct CropResizeLayerParams: Equatable, Sendable {
         /// Field 1 `targetSize`.
@@ -962,6 +1305,40 @@ extension Spec {
 }
 
 extension Spec {
+    /// `CoreML.Specification.ReshapeLayerParams` (NeuralNetwork.proto).
+    public struct ReshapeLayerParams: Equatable, Sendable {
+        /// Field 1 `targetShape`.
+        public var targetShape: [Int64]
+        /// Field 2 `mode`.
+        public var mode: Spec.ReshapeLayerParams.ReshapeOrder
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(targetShape: [Int64] = [], mode: Spec.ReshapeLayerParams.ReshapeOrder = Spec.ReshapeLayerParams.ReshapeOrder.channelFirst, unknownFields: UnknownFields = []) {
+            self.targetShape = targetShape
+            self.mode = mode
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.ReshapeLayerParams.ReshapeOrder`: an open enum (values outside the schema are kept).
+        public struct ReshapeOrder: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let channelFirst = ReshapeOrder(rawValue: 0)
+            public static let channelLast = ReshapeOrder(rawValue: 1)
+            /// The proto value name, or `ReshapeOrder(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHANNEL_FIRST"
+                case 1: return "CHANNEL_LAST"
+                default: return "ReshapeOrder(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
     /// `CoreML.Specification.PermuteLayerParams` (NeuralNetwork.proto).
     public struct PermuteLayerParams: Equatable, Sendable {
         /// Field 1 `axis`.
@@ -1006,6 +1383,123 @@ extension Spec {
                 case 1: return "DEPTH_TO_SPACE"
                 case 2: return "PIXEL_SHUFFLE"
                 default: return "ReorganizationType(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.SliceLayerParams` (NeuralNetwork.proto).
+    public struct SliceLayerParams: Equatable, Sendable {
+        /// Field 1 `startIndex`.
+        public var startIndex: Int64
+        /// Field 2 `endIndex`.
+        public var endIndex: Int64
+        /// Field 3 `stride`.
+        public var stride: UInt64
+        /// Field 4 `axis`.
+        public var axis: Spec.SliceLayerParams.SliceAxis
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(startIndex: Int64 = 0, endIndex: Int64 = 0, stride: UInt64 = 0, axis: Spec.SliceLayerParams.SliceAxis = Spec.SliceLayerParams.SliceAxis.channelAxis, unknownFields: UnknownFields = []) {
+            self.startIndex = startIndex
+            self.endIndex = endIndex
+            self.stride = stride
+            self.axis = axis
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.SliceLayerParams.SliceAxis`: an open enum (values outside the schema are kept).
+        public struct SliceAxis: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let channelAxis = SliceAxis(rawValue: 0)
+            public static let heightAxis = SliceAxis(rawValue: 1)
+            public static let widthAxis = SliceAxis(rawValue: 2)
+            /// The proto value name, or `SliceAxis(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHANNEL_AXIS"
+                case 1: return "HEIGHT_AXIS"
+                case 2: return "WIDTH_AXIS"
+                default: return "SliceAxis(\(rawValue))"
+                }
+            }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ReduceLayerParams` (NeuralNetwork.proto).
+    public struct ReduceLayerParams: Equatable, Sendable {
+        /// Field 1 `mode`.
+        public var mode: Spec.ReduceLayerParams.ReduceOperation
+        /// Field 2 `epsilon`.
+        public var epsilon: Float
+        /// Field 3 `axis`.
+        public var axis: Spec.ReduceLayerParams.ReduceAxis
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(mode: Spec.ReduceLayerParams.ReduceOperation = Spec.ReduceLayerParams.ReduceOperation.sum, epsilon: Float = 0, axis: Spec.ReduceLayerParams.ReduceAxis = Spec.ReduceLayerParams.ReduceAxis.chw, unknownFields: UnknownFields = []) {
+            self.mode = mode
+            self.epsilon = epsilon
+            self.axis = axis
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.ReduceLayerParams.ReduceOperation`: an open enum (values outside the schema are kept).
+        public struct ReduceOperation: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let sum = ReduceOperation(rawValue: 0)
+            public static let avg = ReduceOperation(rawValue: 1)
+            public static let prod = ReduceOperation(rawValue: 2)
+            public static let logsum = ReduceOperation(rawValue: 3)
+            public static let sumsquare = ReduceOperation(rawValue: 4)
+            public static let l1 = ReduceOperation(rawValue: 5)
+            public static let l2 = ReduceOperation(rawValue: 6)
+            public static let max = ReduceOperation(rawValue: 7)
+            public static let min = ReduceOperation(rawValue: 8)
+            public static let argmax = ReduceOperation(rawValue: 9)
+            /// The proto value name, or `ReduceOperation(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "SUM"
+                case 1: return "AVG"
+                case 2: return "PROD"
+                case 3: return "LOGSUM"
+                case 4: return "SUMSQUARE"
+                case 5: return "L1"
+                case 6: return "L2"
+                case 7: return "MAX"
+                case 8: return "MIN"
+                case 9: return "ARGMAX"
+                default: return "ReduceOperation(\(rawValue))"
+                }
+            }
+        }
+
+        /// `CoreML.Specification.ReduceLayerParams.ReduceAxis`: an open enum (values outside the schema are kept).
+        public struct ReduceAxis: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            public var rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let chw = ReduceAxis(rawValue: 0)
+            public static let hw = ReduceAxis(rawValue: 1)
+            public static let c = ReduceAxis(rawValue: 2)
+            public static let h = ReduceAxis(rawValue: 3)
+            public static let w = ReduceAxis(rawValue: 4)
+            /// The proto value name, or `ReduceAxis(<raw value>)` for a value outside the schema.
+            public var description: String {
+                switch rawValue {
+                case 0: return "CHW"
+                case 1: return "HW"
+                case 2: return "C"
+                case 3: return "H"
+                case 4: return "W"
+                default: return "ReduceAxis(\(rawValue))"
                 }
             }
         }
@@ -3245,6 +3739,56 @@ extension Spec.LogicalNotLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.BorderAmounts: CMessageCodable {
+    init(reading r: CReader) throws {
+        borderAmounts = try r.messages(10, as: Spec.BorderAmounts.EdgeSizes.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, messages: borderAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.BorderAmounts.EdgeSizes: CMessageCodable {
+    init(reading r: CReader) throws {
+        startEdgeSize = r.uint64(1)
+        endEdgeSize = r.uint64(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: startEdgeSize)
+        w.set(2, uint64: endEdgeSize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ValidPadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = try r.message(1, as: Spec.BorderAmounts.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: paddingAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.SamePadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        asymmetryMode = Spec.SamePadding.SamePaddingMode(rawValue: r.enumValue(1))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: asymmetryMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.SamplingMode: CMessageCodable {
     init(reading r: CReader) throws {
         samplingMethod = Spec.SamplingMode.Method(rawValue: r.enumValue(1))
@@ -3265,6 +3809,48 @@ extension Spec.BoxCoordinatesMode: CMessageCodable {
 
     func write(to w: CWriter) throws {
         w.set(1, enum: boxMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ConvolutionLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        outputChannels = r.uint64(1)
+        kernelChannels = r.uint64(2)
+        nGroups = r.uint64(10)
+        kernelSize = r.uint64s(20)
+        stride = r.uint64s(30)
+        dilationFactor = r.uint64s(40)
+        isDeconvolution = r.bool(60)
+        hasBias = r.bool(70)
+        weights = try r.message(90, as: Spec.WeightParams.self)
+        bias = try r.message(91, as: Spec.WeightParams.self)
+        outputShape = r.uint64s(100)
+        switch r.oneofCase(50) {
+        case 50: convolutionPaddingType = Spec.ConvolutionLayerParams.ConvolutionPaddingType.valid(try r.message(50, as: Spec.ValidPadding.self) ?? Spec.ValidPadding())
+        case 51: convolutionPaddingType = Spec.ConvolutionLayerParams.ConvolutionPaddingType.same(try r.message(51, as: Spec.SamePadding.self) ?? Spec.SamePadding())
+        default: convolutionPaddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: outputChannels)
+        w.set(2, uint64: kernelChannels)
+        w.set(10, uint64: nGroups)
+        w.set(20, uint64s: kernelSize)
+        w.set(30, uint64s: stride)
+        w.set(40, uint64s: dilationFactor)
+        w.set(60, bool: isDeconvolution)
+        w.set(70, bool: hasBias)
+        try w.set(90, message: weights)
+        try w.set(91, message: bias)
+        w.set(100, uint64s: outputShape)
+        switch convolutionPaddingType {
+        case nil: break
+        case let .valid(v)?: try w.set(50, message: v)
+        case let .same(v)?: try w.set(51, message: v)
+        }
         w.setUnknownFields(unknownFields)
     }
 }
@@ -3415,6 +4001,50 @@ extension Spec.BatchnormLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.PoolingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        type = Spec.PoolingLayerParams.PoolingType(rawValue: r.enumValue(1))
+        kernelSize = r.uint64s(10)
+        stride = r.uint64s(20)
+        avgPoolExcludePadding = r.bool(50)
+        globalPooling = r.bool(60)
+        switch r.oneofCase(30) {
+        case 30: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.valid(try r.message(30, as: Spec.ValidPadding.self) ?? Spec.ValidPadding())
+        case 31: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.same(try r.message(31, as: Spec.SamePadding.self) ?? Spec.SamePadding())
+        case 32: poolingPaddingType = Spec.PoolingLayerParams.PoolingPaddingType.includeLastPixel(try r.message(32, as: Spec.PoolingLayerParams.ValidCompletePadding.self) ?? Spec.PoolingLayerParams.ValidCompletePadding())
+        default: poolingPaddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: type.rawValue)
+        w.set(10, uint64s: kernelSize)
+        w.set(20, uint64s: stride)
+        w.set(50, bool: avgPoolExcludePadding)
+        w.set(60, bool: globalPooling)
+        switch poolingPaddingType {
+        case nil: break
+        case let .valid(v)?: try w.set(30, message: v)
+        case let .same(v)?: try w.set(31, message: v)
+        case let .includeLastPixel(v)?: try w.set(32, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PoolingLayerParams.ValidCompletePadding: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = r.uint64s(10)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(10, uint64s: paddingAmounts)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.Pooling3DLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         type = Spec.Pooling3DLayerParams.PoolingType3D(rawValue: r.enumValue(1))
@@ -3463,6 +4093,62 @@ extension Spec.GlobalPooling3DLayerParams: CMessageCodable {
 
     func write(to w: CWriter) throws {
         w.set(1, enum: type.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        paddingAmounts = try r.message(10, as: Spec.BorderAmounts.self)
+        switch r.oneofCase(1) {
+        case 1: paddingType = Spec.PaddingLayerParams.PaddingType.constant(try r.message(1, as: Spec.PaddingLayerParams.PaddingConstant.self) ?? Spec.PaddingLayerParams.PaddingConstant())
+        case 2: paddingType = Spec.PaddingLayerParams.PaddingType.reflection(try r.message(2, as: Spec.PaddingLayerParams.PaddingReflection.self) ?? Spec.PaddingLayerParams.PaddingReflection())
+        case 3: paddingType = Spec.PaddingLayerParams.PaddingType.replication(try r.message(3, as: Spec.PaddingLayerParams.PaddingReplication.self) ?? Spec.PaddingLayerParams.PaddingReplication())
+        default: paddingType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, message: paddingAmounts)
+        switch paddingType {
+        case nil: break
+        case let .constant(v)?: try w.set(1, message: v)
+        case let .reflection(v)?: try w.set(2, message: v)
+        case let .replication(v)?: try w.set(3, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingConstant: CMessageCodable {
+    init(reading r: CReader) throws {
+        value = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: value)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingReflection: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.PaddingLayerParams.PaddingReplication: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
         w.setUnknownFields(unknownFields)
     }
 }
@@ -3563,6 +4249,38 @@ extension Spec.UnaryFunctionLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.UpsampleLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        scalingFactor = r.uint64s(1)
+        fractionalScalingFactor = r.floats(7)
+        mode = Spec.UpsampleLayerParams.InterpolationMode(rawValue: r.enumValue(5))
+        linearUpsampleMode = Spec.UpsampleLayerParams.LinearUpsampleMode(rawValue: r.enumValue(6))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: scalingFactor)
+        w.set(7, floats: fractionalScalingFactor)
+        w.set(5, enum: mode.rawValue)
+        w.set(6, enum: linearUpsampleMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ResizeBilinearLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetSize = r.uint64s(1)
+        mode = try r.message(2, as: Spec.SamplingMode.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64s: targetSize)
+        try w.set(2, message: mode)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.CropResizeLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         targetSize = r.uint64s(1)
@@ -3655,6 +4373,20 @@ extension Spec.FlattenLayerParams: CMessageCodable {
     }
 }
 
+extension Spec.ReshapeLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        targetShape = r.int64s(1)
+        mode = Spec.ReshapeLayerParams.ReshapeOrder(rawValue: r.enumValue(2))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64s: targetShape)
+        w.set(2, enum: mode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.PermuteLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         axis = r.uint64s(1)
@@ -3677,6 +4409,40 @@ extension Spec.ReorganizeDataLayerParams: CMessageCodable {
     func write(to w: CWriter) throws {
         w.set(1, enum: mode.rawValue)
         w.set(2, uint64: blockSize)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.SliceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        startIndex = r.int64(1)
+        endIndex = r.int64(2)
+        stride = r.uint64(3)
+        axis = Spec.SliceLayerParams.SliceAxis(rawValue: r.enumValue(4))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, int64: startIndex)
+        w.set(2, int64: endIndex)
+        w.set(3, uint64: stride)
+        w.set(4, enum: axis.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ReduceLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        mode = Spec.ReduceLayerParams.ReduceOperation(rawValue: r.enumValue(1))
+        epsilon = r.float(2)
+        axis = Spec.ReduceLayerParams.ReduceAxis(rawValue: r.enumValue(3))
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, enum: mode.rawValue)
+        w.set(2, float: epsilon)
+        w.set(3, enum: axis.rawValue)
         w.setUnknownFields(unknownFields)
     }
 }

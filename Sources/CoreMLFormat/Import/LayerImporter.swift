@@ -222,7 +222,7 @@ final class LayerImporter {
             let pads = [[0, 0], [e.top, e.bottom], [e.left, e.right], [0, 0]]
             let attrs: PadAttributes
             switch p.paddingType {
-            case let .constant(v)?: attrs = PadAttributes(mode: .constant, pads: pads, value: v)
+            case let .constant(v)?: attrs = PadAttributes(mode: .constant, pads: pads, value: v.value)
             case .reflection?: attrs = PadAttributes(mode: .reflect, pads: pads)
             case .replication?: attrs = PadAttributes(mode: .edge, pads: pads)
             case nil: throw LayerImportFailure("has no padding type (constant, reflection or replication)")
@@ -428,7 +428,7 @@ final class LayerImporter {
             let e = try edges(v.paddingAmounts)
             return e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
-            if mode == .topLeftHeavy {
+            if mode.asymmetryMode == .topLeftHeavy {
                 let r = PaddingMode.same.resolve(inH: inH, inW: inW, kernel: (k[0], k[1]), stride: (s[0], s[1]), dilation: (d[0], d[1]))
                 return .explicit(top: r.bottom, bottom: r.top, left: r.right, right: r.left)
             }
@@ -461,7 +461,7 @@ final class LayerImporter {
                 padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
             case let .same(mode)?:
                 padding = .same
-                if mode == .topLeftHeavy {
+                if mode.asymmetryMode == .topLeftHeavy {
                     // Crop the odd pixel at the top/left instead of the bottom/right.
                     var a = Deconv2DAttributes(kernel: k, strides: s, dilations: d, padding: .valid, groups: groups, outputChannels: cout)
                     let full = [deconvOutputSize(dims.h, axis: 0, a), deconvOutputSize(dims.w, axis: 1, a)]
@@ -519,13 +519,14 @@ final class LayerImporter {
             let e = try edges(v.paddingAmounts)
             padding = e == (0, 0, 0, 0) ? .valid : .explicit(top: e.top, bottom: e.bottom, left: e.left, right: e.right)
         case let .same(mode)?:
-            if mode == .topLeftHeavy {
+            if mode.asymmetryMode == .topLeftHeavy {
                 let r = PaddingMode.same.resolve(inH: d.h, inW: d.w, kernel: (k[0], k[1]), stride: (s[0], s[1]), dilation: (1, 1))
                 padding = .explicit(top: r.bottom, bottom: r.top, left: r.right, right: r.left)
             } else {
                 padding = .same
             }
-        case let .includeLastPixel(amounts)?:
+        case let .includeLastPixel(valid)?:
+            let amounts = valid.paddingAmounts
             // Caffe's rounding-up ("valid complete") pooling: out = ceil((n + 2p − k)/s) + 1,
             // minus one when the last window would start inside the padding.
             let pads = amounts.count == 2 ? try Checked.ints(amounts, "includeLastPixel paddingAmounts") : [0, 0]
@@ -763,6 +764,10 @@ final class LayerImporter {
         let e: (top: Int, bottom: Int, left: Int, right: Int)
         if ins.count == 2 {
             let ref = b.chw(ins[1])
+            // MARK: refused configurations (issue 10): an offset is [H, W] or absent, never read partly.
+            guard p.offset.isEmpty || p.offset.count == 2 else {
+                throw LayerImportFailure("has offset \(p.offset); a two-input crop takes [H, W] (or no offset for [0, 0])")
+            }
             let off = p.offset.count == 2 ? try Checked.ints(p.offset, "offset") : [0, 0]
             e = (off[0], d.h - off[0] - ref.h, off[1], d.w - off[1] - ref.w)
             guard e.bottom >= 0, e.right >= 0 else {
@@ -796,7 +801,7 @@ final class LayerImporter {
         guard scale.count == 2, scale.allSatisfy({ $0 >= 1 }) else { throw LayerImportFailure("scalingFactor \(scale) must be two positive integers") }
         let mode: UpsampleMode
         switch p.mode {
-        case .nearestNeighbor: mode = .nearest
+        case .nn: mode = .nearest
         case .bilinear:
             switch p.linearUpsampleMode {
             case .alignCornersTrue: mode = .bilinearAlignCorners
@@ -835,15 +840,16 @@ final class LayerImporter {
         let d = b.chw(x)
         guard p.targetSize.count == 2 else { throw LayerImportFailure("targetSize \(p.targetSize) must be [height, width]") }
         let t = try Checked.ints(p.targetSize, "targetSize", in: 1...Node.maxCountAttribute)
-        if !(t[0] % d.h == 0 && t[1] % d.w == 0) || p.mode == .roiAlign {  // any size, any grid: Layers/ClassicVariants.swift
-            let mode = p.mode ?? .strictAlignEndpoints
+        let method = p.mode?.samplingMethod ?? .strictAlignEndpointsMode  // no mode message: strict endpoint alignment
+        if !(t[0] % d.h == 0 && t[1] % d.w == 0) || method == .roiAlignMode {  // any size, any grid: Layers/ClassicVariants.swift
+            let mode = method
             return try bilinearResample(x, gridH: Self.samplingGrid(mode, x: d.h, n: t[0]), gridW: Self.samplingGrid(mode, x: d.w, n: t[1]),
                                         name: name, out: out)
         }
         let mode: UpsampleMode
-        switch p.mode ?? .strictAlignEndpoints {
-        case .strictAlignEndpoints, .alignEndpoints: mode = .bilinearAlignCorners
-        case .upsample: mode = .bilinearAsymmetric
+        switch method {
+        case .strictAlignEndpointsMode, .alignEndpointsMode: mode = .bilinearAlignCorners
+        case .upsampleMode: mode = .bilinearAsymmetric
         default: throw LayerImportFailure(Self.staticUnsupportedReason(.resizeBilinear(p)) ?? "unsupported sampling mode")
         }
         return try b.emit(name, .upsample2d(Upsample2DAttributes(scale: [t[0] / d.h, t[1] / d.w], mode: mode)), [x], output: out)
@@ -912,9 +918,9 @@ final class LayerImporter {
         let d = b.chw(x)
         let (axis, n): (Int, Int)
         switch p.axis {
-        case .channel: (axis, n) = (3, d.c)
-        case .height: (axis, n) = (1, d.h)
-        case .width: (axis, n) = (2, d.w)
+        case .channelAxis: (axis, n) = (3, d.c)
+        case .heightAxis: (axis, n) = (1, d.h)
+        case .widthAxis: (axis, n) = (2, d.w)
         default: throw LayerImportFailure("slice axis \(p.axis.rawValue) is not C, H or W")
         }
         let start = p.startIndex < 0 ? n + Int(p.startIndex) : Int(p.startIndex)

@@ -8,8 +8,8 @@ extension LayerImporter {
     static func reduceUnsupportedReason(_ p: Spec.ReduceLayerParams) -> String? {
         if reduceFunction(p.mode) == nil {
             switch p.mode {
-            case .logSum: break  // Layers/ClassicVariants.swift
-            case .argMax:
+            case .logsum: break  // Layers/ClassicVariants.swift
+            case .argmax:
                 if let a = reduceAxes(p.axis), a.count != 1 { return "reduce ARGMAX takes a single axis (C, H or W), found \(p.axis.rawValue)" }
             default: return "reduce mode \(p.mode.rawValue) is unknown"
             }
@@ -20,12 +20,12 @@ extension LayerImporter {
 
     /// The IR function of a classic reduce mode (Core ML: SUM Σx, AVG Σx/n, PROD Πx, SUMSQUARE
     /// Σx², L1 Σ|x|, L2 sqrt(Σx²), MAX, MIN).
-    static func reduceFunction(_ m: Spec.ReduceLayerParams.Operation) -> ReduceFunction? {
+    static func reduceFunction(_ m: Spec.ReduceLayerParams.ReduceOperation) -> ReduceFunction? {
         switch m {
         case .sum: return .sum
         case .avg: return .mean
         case .prod: return .prod
-        case .sumSquare: return .sumSquare
+        case .sumsquare: return .sumSquare
         case .l1: return .l1Norm
         case .l2: return .l2Norm
         case .max: return .max
@@ -35,7 +35,7 @@ extension LayerImporter {
     }
 
     /// The NHWC axes of a classic reduce axis.
-    static func reduceAxes(_ a: Spec.ReduceLayerParams.Axis) -> [Int]? {
+    static func reduceAxes(_ a: Spec.ReduceLayerParams.ReduceAxis) -> [Int]? {
         switch a {
         case .chw: return [1, 2, 3]
         case .hw: return [1, 2]

@@ -342,7 +342,7 @@ enum NeuralNetworkInspection {
                 let e = v.paddingAmounts?.borderAmounts ?? []
                 if e.allSatisfy({ $0.startEdgeSize == 0 && $0.endEdgeSize == 0 }) { return "valid" }
                 return "pad " + e.map { "\($0.startEdgeSize)/\($0.endEdgeSize)" }.joined(separator: ",")
-            case let .same(m)?: return m == .topLeftHeavy ? "same (top-left heavy)" : "same"
+            case let .same(m)?: return m.asymmetryMode == .topLeftHeavy ? "same (top-left heavy)" : "same"
             }
         }
         func dims(_ v: [UInt64], _ def: String) -> String { v.isEmpty ? def : v.map(String.init).joined(separator: "×") }
@@ -360,7 +360,7 @@ enum NeuralNetworkInspection {
             if p.globalPooling { return "global \(kind)" }
             var s = "\(kind) \(dims(p.kernelSize, "3×3")) stride \(dims(p.stride, "1"))"
             switch p.padding {
-            case let .same(m)?: s += m == .topLeftHeavy ? " same (top-left heavy)" : " same"
+            case let .same(m)?: s += m.asymmetryMode == .topLeftHeavy ? " same (top-left heavy)" : " same"
             case .includeLastPixel?: s += " include-last-pixel"
             default: s += " valid"
             }
@@ -381,7 +381,7 @@ enum NeuralNetworkInspection {
         case let .padding(p):
             let e = p.paddingAmounts?.borderAmounts.map { "\($0.startEdgeSize)/\($0.endEdgeSize)" }.joined(separator: ",") ?? "0"
             switch p.paddingType {
-            case let .constant(v)?: return "constant \(v), \(e)"
+            case let .constant(v)?: return "constant \(v.value), \(e)"
             case .reflection?: return "reflection, \(e)"
             case .replication?: return "replication, \(e)"
             case nil: return e
@@ -391,7 +391,7 @@ enum NeuralNetworkInspection {
             return "×\(dims(p.scalingFactor, "1")) \(mode)"
         case let .resizeBilinear(p):
             let modes = ["strict align endpoints", "align endpoints", "upsample", "ROI align"]
-            let m = p.mode.map { Int($0.rawValue) < modes.count ? modes[Int($0.rawValue)] : "mode \($0.rawValue)" } ?? "strict align endpoints"
+            let m = p.mode.map { Int($0.samplingMethod.rawValue) < modes.count ? modes[Int($0.samplingMethod.rawValue)] : "mode \($0.samplingMethod.rawValue)" } ?? "strict align endpoints"
             return "to \(dims(p.targetSize, "?")), \(m)"
         case let .add(a) where a != 0: return "alpha \(a)"
         case let .multiply(a) where a != 0: return "alpha \(a)"

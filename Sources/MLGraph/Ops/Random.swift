@@ -69,7 +69,7 @@ enum RandomDefinition: OpDefinition {
     static let summary = "seeded pseudo-random samples (normal, uniform, Bernoulli) in the shape of the input"
     static let milOps = ["random_normal", "random_uniform", "random_bernoulli"]
     static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = NeuralNetworkExportRefusal(
-        reason: "random layers exist in Core ML only as rank-N layers (spec 4, NeuralNetwork v2), which this writer does not emit",
+        reason: "Core ML's random layers (randomNormal / randomUniform / randomBernoulli, spec 4) draw from Core ML's own generator, so the seeded samples of this op cannot be reproduced",
         suggestion: "Keep the op out of graphs exported to .mlmodel (run them with mlconv), or export an ML Program with coremltools.")
 
     static var functions: [OpFunctionExample] {

@@ -52,9 +52,6 @@ enum ReshapeNDDefinition: OpDefinition {
     static let summary = "row-major reshape to a full shape (MIL reshape)"
     static let milOps = ["reshape"]
     static let onnxOps = ["Reshape"]
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = NeuralNetworkExportRefusal(
-        reason: "a reshape of the full shape (batch axis included) is Core ML's rank-N reshapeStatic (spec 4), which this writer does not emit",
-        suggestion: "Keep the batch axis and use `reshape` (Keras Reshape / Flatten), or export an ML Program with coremltools.")
 
     static func checkAttributes(of node: Node) throws {
         guard case let .reshapeND(shape) = node.op else { return }

@@ -133,7 +133,6 @@ extension AttributeReader {
 
 enum CastDefinition: OpDefinition {
     static let kind = OpKind.cast
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "element type conversion (float → int truncates toward zero)"
     static let milOps = ["cast"]
     static let onnxOps = ["Cast"]
@@ -171,7 +170,6 @@ enum ArgReduceSupport {
 
 enum ArgmaxDefinition: OpDefinition {
     static let kind = OpKind.argmax
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "index (int32) of the largest value along an axis; ties → first"
     static let milOps = ["reduce_argmax"]
     static let onnxOps = ["ArgMax"]
@@ -188,7 +186,6 @@ enum ArgmaxDefinition: OpDefinition {
 
 enum ArgminDefinition: OpDefinition {
     static let kind = OpKind.argmin
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "index (int32) of the smallest value along an axis; ties → first"
     static let milOps = ["reduce_argmin"]
     static let onnxOps = ["ArgMin"]
@@ -207,7 +204,6 @@ enum ArgminDefinition: OpDefinition {
 
 enum CompareDefinition: OpDefinition {
     static let kind = OpKind.compare
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "equal, not_equal, less, less_equal, greater, greater_equal with broadcasting → bool"
     static let milOps = CompareFunction.allCases.map(\.rawValue)
     static let onnxOps = ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
@@ -231,7 +227,6 @@ enum CompareDefinition: OpDefinition {
 
 enum LogicalDefinition: OpDefinition {
     static let kind = OpKind.logical
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "logical_and, logical_or, logical_xor (broadcasting), logical_not on bool tensors"
     static let milOps = LogicalFunction.allCases.map(\.rawValue)
     static let onnxOps = ["And", "Or", "Xor", "Not"]
@@ -258,7 +253,6 @@ enum LogicalDefinition: OpDefinition {
 
 enum SelectDefinition: OpDefinition {
     static let kind = OpKind.select
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "cond ? a : b elementwise with broadcasting (cond bool)"
     static let milOps = ["select"]
     static let onnxOps = ["Where"]
@@ -278,7 +272,6 @@ enum SelectDefinition: OpDefinition {
 
 enum GatherDefinition: OpDefinition {
     static let kind = OpKind.gather
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "take slices of x along an axis at integer indices"
     static let milOps = ["gather"]
     static let onnxOps = ["Gather"]
@@ -303,7 +296,6 @@ enum GatherDefinition: OpDefinition {
 
 enum GatherNDDefinition: OpDefinition {
     static let kind = OpKind.gatherND
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "take slices of x at index tuples (the last axis of indices)"
     static let milOps = ["gather_nd"]
     static let onnxOps = ["GatherND"]
@@ -326,7 +318,6 @@ enum GatherNDDefinition: OpDefinition {
 
 enum GatherAlongAxisDefinition: OpDefinition {
     static let kind = OpKind.gatherAlongAxis
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "out[i] = x[i with the axis coordinate replaced by indices[i]] (take_along_axis)"
     static let milOps = ["gather_along_axis"]
     static let onnxOps = ["GatherElements"]
@@ -354,7 +345,6 @@ enum GatherAlongAxisDefinition: OpDefinition {
 
 enum OneHotDefinition: OpDefinition {
     static let kind = OpKind.oneHot
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "one-hot float32 vectors of integer indices along a new axis"
     static let milOps = ["one_hot"]
     static let onnxOps = ["OneHot"]
@@ -389,7 +379,6 @@ enum OneHotDefinition: OpDefinition {
 
 enum Range1DDefinition: OpDefinition {
     static let kind = OpKind.range1d
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "start, start + step, … up to end (excluded), like numpy.arange"
     static let milOps = ["range_1d"]
     static let onnxOps = ["Range"]
@@ -429,7 +418,6 @@ enum Range1DDefinition: OpDefinition {
 
 enum FillDefinition: OpDefinition {
     static let kind = OpKind.fill
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "a constant tensor of a given shape and value"
     static let milOps = ["fill"]
     static let onnxOps = ["ConstantOfShape"]
@@ -469,7 +457,6 @@ enum FillDefinition: OpDefinition {
 
 enum TopKDefinition: OpDefinition {
     static let kind = OpKind.topk
-    static let neuralNetworkExportRefusal: NeuralNetworkExportRefusal? = .integerTensors
     static let summary = "the k largest (or smallest) values along an axis, sorted, and their int32 indices"
     static let milOps = ["topk"]
     static let onnxOps = ["TopK"]

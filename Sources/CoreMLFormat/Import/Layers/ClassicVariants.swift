@@ -12,16 +12,16 @@ extension LayerImporter {
     /// samples (numpy.linspace forms of the proto comment): STRICT_ALIGN_ENDPOINTS linspace(0, X−1);
     /// ALIGN_ENDPOINTS the same, (X−1)/2 when N = 1; UPSAMPLE linspace(0, X − X/N) clamped to X−1;
     /// ROI_ALIGN spacing max(1, X−1)/N from half a spacing, clamped to X−1.
-    static func samplingGrid(_ mode: Spec.SamplingMethod, x: Int, n: Int) throws -> [Double] {
+    static func samplingGrid(_ mode: Spec.SamplingMode.Method, x: Int, n: Int) throws -> [Double] {
         let xd = Double(x), nd = Double(n)
         func linspace(_ a: Double, _ b: Double) -> [Double] {
             n == 1 ? [a] : (0..<n).map { a + (b - a) * Double($0) / (nd - 1) }
         }
         switch mode {
-        case .strictAlignEndpoints: return linspace(0, xd - 1)
-        case .alignEndpoints: return n == 1 ? [(xd - 1) / 2] : linspace(0, xd - 1)
-        case .upsample: return linspace(0, xd - xd / nd).map { Swift.min(xd - 1, $0) }
-        case .roiAlign:
+        case .strictAlignEndpointsMode: return linspace(0, xd - 1)
+        case .alignEndpointsMode: return n == 1 ? [(xd - 1) / 2] : linspace(0, xd - 1)
+        case .upsampleMode: return linspace(0, xd - xd / nd).map { Swift.min(xd - 1, $0) }
+        case .roiAlignMode:
             let spacing = Swift.max(1, xd - 1) / nd, start = 0.5 * spacing
             return linspace(start, start + (nd - 1) * spacing).map { Swift.min(xd - 1, $0) }
         default: throw LayerImportFailure("sampling mode \(mode.rawValue) is unknown")
@@ -96,12 +96,12 @@ extension LayerImporter {
     func classicReduceExtra(_ p: Spec.ReduceLayerParams, _ x0: String, name: String, out: String) throws -> String? {
         guard let axes = Self.reduceAxes(p.axis) else { return nil }
         switch p.mode {
-        case .argMax:
+        case .argmax:
             guard axes.count == 1 else { throw LayerImportFailure("reduce ARGMAX takes a single axis (C, H or W), found \(p.axis.rawValue)") }
             let x = try b.toNHWC(x0, base: name)
             let i = try b.emit(name + "__argmax", .argmax(ArgReduceAttributes(axis: axes[0], keepDims: true)), [x])
             return try b.emit(name, .cast(to: .float32), [i], output: out)
-        case .logSum:
+        case .logsum:
             let x = try b.toNHWC(x0, base: name)
             let eps = p.epsilon == 0 ? Float(1e-6) : p.epsilon
             let l = try b.emit(name + "__log", .unary(UnaryAttributes(.log, epsilon: eps)), [x])
