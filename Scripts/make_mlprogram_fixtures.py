@@ -230,6 +230,37 @@ def mil_cases():
     program_case("shape_ops", shape_prog, {"x_in": x}, {"y": s[:, :3] - s[:, 3:], "q": s})
 
 
+# ---- a weight blob file written by coremltools' own writer ---------------------------------
+
+def blob_file():
+    """Fixtures/mlprogram_blob/weight.bin (coremltools' _BlobStorageWriter) and blobs.json:
+    per blob its metadata offset, MIL dtype name and values."""
+    from coremltools import libmilstoragepython as storage
+    d = os.path.join(ROOT, "Fixtures", "mlprogram_blob")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    rng = np.random.RandomState(5)
+    w = storage._BlobStorageWriter(os.path.join(d, "weight.bin"))
+    entries = []
+    fp16 = rng.uniform(-2, 2, 7).astype(np.float16)
+    entries.append(("fp16", w.write_fp16_data(fp16.view(np.uint16)), fp16.astype(float).tolist()))
+    fp32 = rng.uniform(-2, 2, 5).astype(np.float32)
+    entries.append(("fp32", w.write_float_data(fp32), fp32.astype(float).tolist()))
+    i8 = rng.randint(-128, 128, 9).astype(np.int8)
+    entries.append(("int8", w.write_int8_data(i8), i8.tolist()))
+    u8 = rng.randint(0, 256, 4).astype(np.uint8)
+    entries.append(("uint8", w.write_uint8_data(u8), u8.tolist()))
+    for name, bits in [("uint1", 1), ("uint2", 2), ("uint3", 3), ("uint4", 4), ("uint6", 6)]:
+        v = rng.randint(0, 2 ** bits, 13).astype(np.uint8)
+        entries.append((name, getattr(w, f"write_{name}_data")(v), v.tolist()))
+    i4 = rng.randint(-8, 8, 11).astype(np.int8)
+    entries.append(("int4", w.write_int4_data(i4), i4.tolist()))
+    del w
+    with open(os.path.join(d, "blobs.json"), "w") as f:
+        json.dump([{"dtype": n, "offset": o, "values": v} for n, o, v in entries], f, indent=1)
+    print("mlprogram_blob:", os.path.getsize(os.path.join(d, "weight.bin")), "bytes")
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     want = set(sys.argv[1:])
@@ -237,3 +268,5 @@ if __name__ == "__main__":
         keras_cases()
     if not want or "mil" in want:
         mil_cases()
+    if not want or "blob" in want:
+        blob_file()
