@@ -230,6 +230,78 @@ def mil_cases():
     program_case("shape_ops", shape_prog, {"x_in": x}, {"y": s[:, :3] - s[:, 3:], "q": s})
 
 
+# ---- compressed weights (coremltools.optimize.coreml) ----------------------------------------
+
+def compressed_cases():
+    """A conv + linear program compressed by coremltools.optimize.coreml for iOS16 (constexpr
+    ops of the iOS16 opset) and iOS18 (constexpr_blockwise_shift_scale, the iOS18
+    constexpr_lut_to_dense / constexpr_sparse_to_dense); the reference is the program run with
+    the decompressed weights, computed in NumPy from the weights coremltools' own
+    decompression gives (`ct.optimize.coreml.decompress_weights`, value inference)."""
+    import coremltools.optimize.coreml as cto
+    rng = np.random.RandomState(21)
+    x = rng.uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, (8, 4, 3, 3)).astype(np.float32)
+    lw = rng.uniform(-0.5, 0.5, (5, 8 * 4 * 4)).astype(np.float32)
+    w[np.abs(w) < 0.2] = 0  # some sparsity for pruning
+    lw[np.abs(lw) < 0.2] = 0
+
+    def build(target):
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=target)
+        def prog(x_in):
+            y = mb.conv(x=x_in, weight=w, strides=[1, 1], pad_type="valid")
+            y = mb.reshape(x=y, shape=[1, -1])
+            return mb.linear(x=y, weight=lw, name="y")
+        return ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target,
+                          compute_precision=ct.precision.FLOAT32)
+
+    def reference(ml):
+        weights = {}
+        dec = cto.decompress_weights(ml)
+        for op in dec._mil_program.functions["main"].operations:
+            v = op.outputs[0].val if op.op_type == "const" else None
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                weights[tuple(v.shape)] = v.astype(np.float64)
+        wc, lwc = weights[w.shape], weights[lw.shape]
+        xd = x.astype(np.float64)
+        conv = numpy_conv2d(xd, wc, np.zeros(8), 1, (0, 0, 0, 0))
+        return conv.reshape(1, -1) @ lwc.T
+
+    op_cfg = dict(weight_threshold=0)
+    for target, tname in [(ct.target.iOS16, "ios16"), (ct.target.iOS18, "ios18")]:
+        base = build(target)
+        variants = {
+            "palettize4": cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(nbits=4, mode="kmeans", **op_cfg)),
+            "linear8": cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(mode="linear_symmetric", **op_cfg)),
+            "prune": cto.OptimizationConfig(global_config=cto.OpThresholdPrunerConfig(threshold=0.19, minimum_sparsity_percentile=0.3, **op_cfg)),
+        }
+        if target == ct.target.iOS18:
+            variants["linear4_block"] = cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(
+                mode="linear_symmetric", dtype="int4", granularity="per_block", block_size=4, **op_cfg))
+            variants["palettize2_grouped"] = cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(
+                nbits=2, mode="kmeans", granularity="per_grouped_channel", group_size=4, **op_cfg))
+        if target == ct.target.iOS18:
+            # Joint compression: pruned, then palettized / quantized keeping the sparsity
+            # (constexpr_lut_to_sparse, constexpr_sparse_blockwise_shift_scale).
+            pruned = cto.prune_weights(base, variants["prune"])
+            joint = {
+                "prune_palettize": cto.palettize_weights(pruned, cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(
+                    nbits=2, mode="kmeans", **op_cfg)), joint_compression=True),
+                "prune_linear8": cto.linear_quantize_weights(pruned, cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(
+                    mode="linear_symmetric", **op_cfg)), joint_compression=True),
+            }
+            for vname, ml in joint.items():
+                save_case(f"compressed_{tname}_{vname}", ml, {"x_in": x}, {"y": reference(ml)}, "fp32", "numpy")
+        for vname, cfg in variants.items():
+            if vname == "prune":
+                ml = cto.prune_weights(base, cfg)
+            elif vname.startswith("palettize"):
+                ml = cto.palettize_weights(base, cfg)
+            else:
+                ml = cto.linear_quantize_weights(base, cfg)
+            save_case(f"compressed_{tname}_{vname}", ml, {"x_in": x}, {"y": reference(ml)}, "fp32", "numpy")
+
+
 # ---- a weight blob file written by coremltools' own writer ---------------------------------
 
 def blob_file():
@@ -268,5 +340,7 @@ if __name__ == "__main__":
         keras_cases()
     if not want or "mil" in want:
         mil_cases()
+    if not want or "compressed" in want:
+        compressed_cases()
     if not want or "blob" in want:
         blob_file()
