@@ -16,7 +16,8 @@ Writes Fixtures/mlprogram/<case>/:
                        "source": "keras"|"numpy"}
 Keras cases: small_cnn (Conv2D, BatchNormalization, ReLU, MaxPooling2D, Flatten, Dense, softmax),
 mobilenet_block (DepthwiseConv2D, 1x1 Conv2D, ReLU6, residual Add, GlobalAveragePooling2D),
-dense_softmax, each in fp32 and fp16. MIL Builder cases: conv_relu_pool (NCHW conv, relu,
+dense_softmax, lstm_seq and gru_last (coremltools turns Keras LSTM / GRU into a while_loop over
+tensor lists), attention (MultiHeadAttention + LayerNormalization), each in fp32 and fp16. MIL Builder cases: conv_relu_pool (NCHW conv, relu,
 max_pool), layer_norm, lstm_bidirectional, reductions (reduce_mean / reduce_sum / pow / abs /
 real_div), shape_ops (reshape, transpose, concat, slice_by_index, squeeze, expand_dims, split).
 Weights come from generators seeded with fixed numbers; every fixture stays below ~200 KB.
@@ -90,8 +91,26 @@ def keras_cases():
         y = L.Dense(4, activation="softmax", name="p")(y)
         return tf.keras.Model(x, y)
 
+    def lstm_seq():
+        x = L.Input((7, 4), name="seq", batch_size=1)
+        y = L.LSTM(6, return_sequences=True)(x)
+        y = L.Dense(3, name="out")(y)
+        return tf.keras.Model(x, y)
+
+    def gru_last():
+        x = L.Input((6, 5), name="seq", batch_size=1)
+        y = L.GRU(4)(x)
+        return tf.keras.Model(x, y)
+
+    def attention():
+        x = L.Input((5, 8), name="tokens", batch_size=1)
+        y = L.MultiHeadAttention(num_heads=2, key_dim=4)(x, x)
+        y = L.LayerNormalization()(L.Add()([x, y]))
+        return tf.keras.Model(x, y)
+
     rng = np.random.RandomState(7)
-    for name, make in [("small_cnn", small_cnn), ("mobilenet_block", mobilenet_block), ("dense_softmax", dense_softmax)]:
+    for name, make in [("small_cnn", small_cnn), ("mobilenet_block", mobilenet_block), ("dense_softmax", dense_softmax),
+                       ("lstm_seq", lstm_seq), ("gru_last", gru_last), ("attention", attention)]:
         model = make()
         # Non-trivial batch-norm statistics.
         for layer in model.layers:

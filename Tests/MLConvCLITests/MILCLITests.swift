@@ -24,11 +24,12 @@ final class MILCLITests: XCTestCase {
         let list = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
         let byOp = Dictionary(list.map { ($0["op"] as! String, $0) }, uniquingKeysWith: { a, _ in a })
         for op in MILOpTable.opsetOps { XCTAssertNotNil(byOp[op], op) }
-        for op in ["conv", "lstm", "linear", "layer_norm", "max_pool", "reduce_sum", "slice_by_index", "const"] {
+        for op in ["conv", "lstm", "linear", "layer_norm", "max_pool", "reduce_sum", "slice_by_index", "const", "while_loop", "cond",
+                   "make_list", "list_scatter", "constexpr_lut_to_dense", "constexpr_blockwise_shift_scale"] {
             XCTAssertEqual(byOp[op]?["imported"] as? Bool, true, op)
         }
-        XCTAssertEqual(byOp["while_loop"]?["imported"] as? Bool, false)
-        XCTAssertTrue((byOp["while_loop"]?["note"] as? String)?.contains("control flow") ?? false)
+        XCTAssertEqual(byOp["read_state"]?["imported"] as? Bool, false)
+        XCTAssertTrue((byOp["read_state"]?["note"] as? String)?.contains("stateful") ?? false)
     }
 
     func testInspectPrintsMILText() {
