@@ -19,7 +19,8 @@ mobilenet_block (DepthwiseConv2D, 1x1 Conv2D, ReLU6, residual Add, GlobalAverage
 dense_softmax, lstm_seq and gru_last (coremltools turns Keras LSTM / GRU into a while_loop over
 tensor lists), attention (MultiHeadAttention + LayerNormalization), each in fp32 and fp16. MIL Builder cases: conv_relu_pool (NCHW conv, relu,
 max_pool), layer_norm, lstm_bidirectional, reductions (reduce_mean / reduce_sum / pow / abs /
-real_div), shape_ops (reshape, transpose, concat, slice_by_index, squeeze, expand_dims, split).
+real_div), shape_ops (reshape, transpose, concat, slice_by_index, squeeze, expand_dims, split);
+single-op programs op_<name> whose reference is coremltools' own value inference of the op.
 Weights come from generators seeded with fixed numbers; every fixture stays below ~200 KB.
 """
 import json
@@ -249,6 +250,137 @@ def mil_cases():
     program_case("shape_ops", shape_prog, {"x_in": x}, {"y": s[:, :3] - s[:, 3:], "q": s})
 
 
+# ---- single ops with coremltools' value inference as the reference --------------------------
+
+def single_op_cases():
+    """One program per op (Fixtures/mlprogram/op_<name>): the op applied to a run-time input; the
+    reference is coremltools' own value inference of the same op on the same values (the NumPy
+    implementation of the op's definition in coremltools/converters/mil/mil/ops/defs/)."""
+    rng = np.random.RandomState(31)
+    img = rng.uniform(-1, 1, (1, 3, 4, 6)).astype(np.float32)
+    seq = rng.uniform(-1, 1, (2, 5)).astype(np.float32)
+    w_t = rng.uniform(-0.5, 0.5, (3, 2, 3, 3)).astype(np.float32)
+    mat = rng.uniform(-1, 1, (5, 3)).astype(np.float32)
+    specs = [
+        ("conv_transpose", img, lambda x: mb.conv_transpose(x=x, weight=w_t, strides=[2, 2], pad_type="custom", pad=[1, 1, 0, 1])),
+        ("upsample_bilinear", img, lambda x: mb.upsample_bilinear(x=x, scale_factor_height=2.0, scale_factor_width=1.5, align_corners=False)),
+        ("resize_bilinear", img, lambda x: mb.resize_bilinear(x=x, target_size_height=7, target_size_width=3, sampling_mode="ALIGN_CORNERS")),
+        ("resize_nearest_neighbor", img, lambda x: mb.resize_nearest_neighbor(x=x, target_size_height=8, target_size_width=9)),
+        ("upsample_nearest_neighbor", img, lambda x: mb.upsample_nearest_neighbor(x=x, scale_factor_height=2, scale_factor_width=3)),
+        ("prelu", img, lambda x: mb.prelu(x=x, alpha=np.array([0.1, 0.2, 0.3], np.float32))),
+        ("clamped_relu", img, lambda x: mb.clamped_relu(x=x, alpha=0.1, beta=0.5)),
+        ("threshold", img, lambda x: mb.threshold(x=x, alpha=0.2)),
+        ("local_response_norm", img, lambda x: mb.local_response_norm(x=x, size=3, alpha=0.01, beta=0.75, k=1.0)),
+        ("reduce_log_sum", np.abs(img) + 0.1, lambda x: mb.reduce_log_sum(x=x, axes=[1], keep_dims=True)),
+        ("reduce_log_sum_exp", img, lambda x: mb.reduce_log_sum_exp(x=x, axes=[2, 3], keep_dims=False)),
+        ("reduce_max", img, lambda x: mb.reduce_max(x=x, axes=[-1], keep_dims=False)),
+        ("argsort", seq, lambda x: mb.cast(x=mb.argsort(x=x, axis=1, ascending=True), dtype="fp32")),
+        ("topk", seq, lambda x: mb.topk(x=x, k=3, axis=1)[0]),
+        ("cumsum", seq, lambda x: mb.cumsum(x=x, axis=1, exclusive=False, reverse=True)),
+        ("flatten2d", img, lambda x: mb.flatten2d(x=x, axis=2)),
+        ("reverse", seq, lambda x: mb.reverse(x=x, axes=[1])),
+        ("sliding_windows", seq, lambda x: mb.sliding_windows(x=x, axis=1, size=2, stride=2)),
+        ("band_part", seq, lambda x: mb.band_part(x=x, lower=0, upper=1)),
+        ("crop", img, lambda x: mb.crop(x=x, crop_height=[1, 0], crop_width=[2, 1])),
+        ("gather", seq, lambda x: mb.gather(x=x, indices=np.array([4, 0, 2], np.int32), axis=1)),
+        ("gather_along_axis", seq, lambda x: mb.gather_along_axis(x=x, indices=np.array([[0, 1], [3, 2]], np.int32), axis=1)),
+        ("scatter", seq, lambda x: mb.scatter(data=x, indices=np.array([1, 3], np.int32),
+                                              updates=np.ones((2, 2), np.float32), axis=1, mode="add")),
+        ("tile", seq, lambda x: mb.tile(x=x, reps=[2, 1])),
+        ("pad_reflect", img, lambda x: mb.pad(x=x, pad=[1, 1, 2, 0], mode="reflect")),
+        ("stack", seq, lambda x: mb.stack(values=[x, x], axis=1)),
+        ("softmax", seq, lambda x: mb.softmax(x=x, axis=0)),
+        ("l2_norm", img, lambda x: mb.l2_norm(x=x, epsilon=1e-6)),
+        ("instance_norm", img, lambda x: mb.instance_norm(x=x, gamma=np.array([1.0, 2.0, 0.5], np.float32),
+                                                          beta=np.array([0.0, 0.1, -0.1], np.float32), epsilon=1e-5)),
+        ("avg_pool", img, lambda x: mb.avg_pool(x=x, kernel_sizes=[2, 3], strides=[2, 3], pad_type="valid")),
+        ("gelu_tanh", seq, lambda x: mb.gelu(x=x, mode="TANH_APPROXIMATION")),
+        ("elu_leaky", seq, lambda x: mb.add(x=mb.elu(x=x, alpha=0.5), y=mb.leaky_relu(x=x, alpha=0.2))),
+        ("erf_exp_log", seq, lambda x: mb.add(x=mb.erf(x=x), y=mb.log(x=mb.exp(x=x)))),
+        ("select_compare", seq, lambda x: mb.select(cond=mb.greater(x=x, y=0.0), a=x, b=mb.mul(x=x, y=-2.0))),
+        ("matmul", seq, lambda x: mb.matmul(x=x, y=mat, transpose_x=False)),
+        ("einsum", img, lambda x: mb.einsum(values=(x, mb.transpose(x=x, perm=[0, 3, 2, 1])), equation="nchw,nwhu->nchu")),
+    ]
+    def bilinear(x, out_h, out_w, coord):
+        n, c, h, w = x.shape
+        gy = np.clip([coord(i, h, out_h) for i in range(out_h)], 0, h - 1)
+        gx = np.clip([coord(j, w, out_w) for j in range(out_w)], 0, w - 1)
+        y0, x0 = np.floor(gy).astype(int), np.floor(gx).astype(int)
+        y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+        fy, fx = (gy - y0)[:, None], (gx - x0)[None, :]
+        a, b = x[:, :, y0][:, :, :, x0], x[:, :, y0][:, :, :, x1]
+        cc, d = x[:, :, y1][:, :, :, x0], x[:, :, y1][:, :, :, x1]
+        return (a * (1 - fx) + b * fx) * (1 - fy) + (cc * (1 - fx) + d * fx) * fy
+
+    def conv_transpose_ref(x):
+        n, ci, h, w = x.shape
+        full = np.zeros((n, 2, (h - 1) * 2 + 3, (w - 1) * 2 + 3))
+        for i in range(h):
+            for j in range(w):
+                full[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3] += np.einsum("nc,cokl->nokl", x[:, :, i, j], w_t)
+        return full[:, :, 1:full.shape[2] - 1, 0:full.shape[3] - 1]
+
+    def lrn_ref(x, size=3, alpha=0.01, beta=0.75, k=1.0):
+        sq = x ** 2
+        out = np.zeros_like(x)
+        for ch in range(x.shape[1]):
+            lo, hi = max(0, ch - (size - 1) // 2), min(x.shape[1], ch + size // 2 + 1)
+            out[:, ch] = x[:, ch] / (k + alpha / size * sq[:, lo:hi].sum(1)) ** beta
+        return out
+
+    def instance_norm_ref(x):
+        m = x.mean(axis=(2, 3), keepdims=True)
+        v = x.var(axis=(2, 3), keepdims=True)
+        return (x - m) / np.sqrt(v + 1e-5) * np.array([1.0, 2.0, 0.5])[None, :, None, None] + np.array([0, 0.1, -0.1])[None, :, None, None]
+
+    def scatter_ref(x):
+        y = x.copy()
+        y[:, [1, 3]] += 1
+        return y
+
+    # NumPy references of the op definitions, for ops coremltools has no value inference for.
+    numpy_refs = {
+        "conv_transpose": conv_transpose_ref,
+        "upsample_bilinear": lambda x: bilinear(x, 8, 9, lambda i, n, o: (i + 0.5) * n / o - 0.5),
+        "resize_bilinear": lambda x: bilinear(x, 7, 3, lambda i, n, o: i * (n - 1) / (o - 1)),
+        "resize_nearest_neighbor": lambda x: x[:, :, (np.arange(8) * 4) // 8][:, :, :, (np.arange(9) * 6) // 9],
+        "upsample_nearest_neighbor": lambda x: x.repeat(2, axis=2).repeat(3, axis=3),
+        "local_response_norm": lrn_ref,
+        "sliding_windows": lambda x: np.stack([x[:, 0:2], x[:, 2:4]], axis=1),
+        "crop": lambda x: x[:, :, 1:, 2:5],
+        "scatter": scatter_ref,
+        "instance_norm": instance_norm_ref,
+        "avg_pool": lambda x: x.reshape(1, 3, 2, 2, 2, 3).mean(axis=(3, 5)),
+        "einsum": lambda x: np.einsum("nchw,nwhu->nchu", x, x.transpose(0, 3, 2, 1)),
+    }
+    for name, xv, fn in specs:
+        if name in numpy_refs:
+            @mb.program(input_specs=[mb.TensorSpec(shape=xv.shape)])
+            def nprog(x_in):
+                return mb.identity(x=fn(x_in), name="y")
+            program_case(f"op_{name}", nprog, {"x_in": xv}, {"y": numpy_refs[name](xv.astype(np.float64))})
+            continue
+        box = {}
+
+        def ref_prog(dummy):
+            box["value"] = fn(mb.const(val=xv)).val
+            return mb.identity(x=dummy)
+        try:
+            mb.program(input_specs=[mb.TensorSpec(shape=(1,))])(ref_prog)
+        except Exception as e:  # coremltools' value inference fails for a few configurations
+            print(f"op_{name}: value inference failed ({type(e).__name__}); skipped")
+            continue
+        ref = box.get("value")
+        if ref is None:
+            print(f"op_{name}: no value inference; skipped")
+            continue
+
+        @mb.program(input_specs=[mb.TensorSpec(shape=xv.shape)])
+        def prog(x_in):
+            return mb.identity(x=fn(x_in), name="y")
+        program_case(f"op_{name}", prog, {"x_in": xv}, {"y": np.asarray(ref, dtype=np.float64)})
+
+
 # ---- compressed weights (coremltools.optimize.coreml) ----------------------------------------
 
 def compressed_cases():
@@ -359,6 +491,8 @@ if __name__ == "__main__":
         keras_cases()
     if not want or "mil" in want:
         mil_cases()
+    if not want or "ops" in want:
+        single_op_cases()
     if not want or "compressed" in want:
         compressed_cases()
     if not want or "blob" in want:

@@ -7,7 +7,7 @@ public enum MILOpTable {
     static let mappers: [String: MILOpMapper] = {
         var m: [String: MILOpMapper] = [:]
         for family in [MILElementwiseOps.mappers, MILConvNormOps.mappers, MILShapeOps.mappers, MILRecurrentOps.mappers,
-                       MILConstexprOps.mappers, MILControlFlowOps.mappers] {
+                       MILConstexprOps.mappers, MILControlFlowOps.mappers, MILMoreOps.mappers] {
             m.merge(family) { a, _ in a }
         }
         return m
@@ -18,8 +18,12 @@ public enum MILOpTable {
         "read_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
         "write_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
         "coreml_update_state": "stateful programs (iOS 18 states) are not imported yet",
-        "conv_transpose": "conv_transpose is not imported yet",
-        "reduce_log_sum": "reduce_log_sum has no IR reduction yet",
+        "random_bernoulli": "random ops are not imported (mlconv's generator differs from Core ML's)",
+        "random_categorical": "random ops are not imported (mlconv's generator differs from Core ML's)",
+        "random_normal": "random ops are not imported (mlconv's generator differs from Core ML's)",
+        "random_uniform": "random ops are not imported (mlconv's generator differs from Core ML's)",
+        "classify": "classifier outputs (classify) are not imported yet",
+        "non_zero": "non_zero has a data-dependent output shape, which mlconv does not import",
     ]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).
