@@ -453,6 +453,47 @@ def compressed_cases():
             save_case(f"compressed_{tname}_{vname}", ml, {"x_in": x}, {"y": reference(ml)}, "fp32", "numpy")
 
 
+# ---- a multifunction package ------------------------------------------------------------------
+
+def multifunction_case():
+    """Fixtures/mlprogram_multifunction/: model.mlpackage with functions "main" (relu(x)·w + b)
+    and "tanh_head" (tanh(x)·w2), made by ct.utils.save_multifunction; expected_<function>.npy."""
+    import tempfile
+    d = os.path.join(ROOT, "Fixtures", "mlprogram_multifunction")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    rng = np.random.RandomState(41)
+    x = rng.uniform(-1, 1, (1, 6)).astype(np.float32)
+    w = rng.uniform(-1, 1, (4, 6)).astype(np.float32)
+    b = rng.uniform(-1, 1, (4,)).astype(np.float32)
+    w2 = rng.uniform(-1, 1, (3, 6)).astype(np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=ct.target.iOS18)
+    def p1(x_in):
+        return mb.linear(x=mb.relu(x=x_in), weight=w, bias=b, name="y")
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=ct.target.iOS18)
+    def p2(x_in):
+        return mb.linear(x=mb.tanh(x=x_in), weight=w2, name="y")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i, prog in enumerate([p1, p2]):
+            m = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                           compute_precision=ct.precision.FLOAT32)
+            paths.append(os.path.join(tmp, f"m{i}.mlpackage"))
+            m.save(paths[-1])
+        desc = ct.utils.MultiFunctionDescriptor()
+        desc.add_function(paths[0], src_function_name="main", target_function_name="main")
+        desc.add_function(paths[1], src_function_name="main", target_function_name="tanh_head")
+        desc.default_function_name = "main"
+        ct.utils.save_multifunction(desc, os.path.join(d, "model.mlpackage"))
+    xd = x.astype(np.float64)
+    np.save(os.path.join(d, "input_x_in.npy"), x)
+    np.save(os.path.join(d, "expected_main.npy"), (np.maximum(xd, 0) @ w.T + b).astype(np.float32))
+    np.save(os.path.join(d, "expected_tanh_head.npy"), (np.tanh(xd) @ w2.T).astype(np.float32))
+    print("mlprogram_multifunction: written")
+
+
 # ---- a weight blob file written by coremltools' own writer ---------------------------------
 
 def blob_file():
@@ -495,5 +536,7 @@ if __name__ == "__main__":
         single_op_cases()
     if not want or "compressed" in want:
         compressed_cases()
+    if not want or "multifunction" in want:
+        multifunction_case()
     if not want or "blob" in want:
         blob_file()

@@ -70,6 +70,25 @@ final class MILProgramRunTests: XCTestCase {
         XCTAssertLessThan(relativeError(exact.scalars, expected.scalars), 5e-3)
     }
 
+    /// A multifunction package (ct.utils.save_multifunction): the default function and
+    /// `--function tanh_head` each match their NumPy reference; an unknown name is refused.
+    func testMultifunctionPackage() throws {
+        let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_multifunction")
+        let pkg = d.appendingPathComponent("model.mlpackage")
+        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_x_in.npy"))
+        XCTAssertEqual(MILImporter.functionNames(try Spec.Model.load(contentsOf: pkg.path)), ["main", "tanh_head"])
+        for (function, file) in [(nil, "expected_main.npy"), ("main", "expected_main.npy"), ("tanh_head", "expected_tanh_head.npy")] {
+            let expected = try NPY.read(contentsOf: d.appendingPathComponent(file))
+            let y = try XCTUnwrap(run(pkg, inputs: ["x_in": x], roundFP16: false, function: function)["y"])
+            XCTAssertEqual(y.shape, expected.shape, function ?? "default")
+            XCTAssertLessThanOrEqual(relativeError(y.scalars, expected.scalars), 1e-5, function ?? "default")
+        }
+        XCTAssertThrowsError(try run(pkg, inputs: ["x_in": x], roundFP16: false, function: "nope")) { e in
+            guard case let CoreMLImportError.invalidModel(_, message) = e else { return XCTFail("\(e)") }
+            XCTAssertTrue(message.contains("main, tanh_head"), message)
+        }
+    }
+
     // MARK: corpus packages
 
     private func corpusPackage(_ name: String) throws -> URL { try TestPaths.sharedFile("corpus/mlmodel/\(name).mlpackage") }
