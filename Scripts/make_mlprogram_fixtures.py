@@ -494,6 +494,33 @@ def multifunction_case():
     print("mlprogram_multifunction: written")
 
 
+# ---- a stateful program (iOS 18) ----------------------------------------------------------------
+
+def stateful_case():
+    """Fixtures/mlprogram_state/: an accumulator (state acc += x; y = 2·acc), fp16 as Core ML
+    states are; input_x_<t>.npy for three predictions and expected_y_<t>.npy = 2·Σ x."""
+    d = os.path.join(ROOT, "Fixtures", "mlprogram_state")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+
+    @mb.program(input_specs=[mb.TensorSpec((1, 4), dtype=types.fp16), mb.StateTensorSpec((1, 4), dtype=types.fp16)],
+                opset_version=ct.target.iOS18)
+    def prog(x, acc):
+        s = mb.add(x=mb.read_state(input=acc), y=x)
+        mb.coreml_update_state(state=acc, value=s)
+        return mb.mul(x=s, y=np.float16(2.0), name="y")
+    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18)
+    ml.save(os.path.join(d, "model.mlpackage"))
+    rng = np.random.RandomState(51)
+    total = np.zeros((1, 4))
+    for t in range(3):
+        x = rng.uniform(-1, 1, (1, 4)).astype(np.float16).astype(np.float32)
+        total = total + x
+        np.save(os.path.join(d, f"input_x_{t}.npy"), x)
+        np.save(os.path.join(d, f"expected_y_{t}.npy"), (2 * total).astype(np.float32))
+    print("mlprogram_state: written")
+
+
 # ---- a weight blob file written by coremltools' own writer ---------------------------------
 
 def blob_file():
@@ -538,5 +565,7 @@ if __name__ == "__main__":
         compressed_cases()
     if not want or "multifunction" in want:
         multifunction_case()
+    if not want or "state" in want:
+        stateful_case()
     if not want or "blob" in want:
         blob_file()

@@ -28,8 +28,9 @@ final class MILCLITests: XCTestCase {
                    "make_list", "list_scatter", "constexpr_lut_to_dense", "constexpr_blockwise_shift_scale"] {
             XCTAssertEqual(byOp[op]?["imported"] as? Bool, true, op)
         }
-        XCTAssertEqual(byOp["read_state"]?["imported"] as? Bool, false)
-        XCTAssertTrue((byOp["read_state"]?["note"] as? String)?.contains("stateful") ?? false)
+        XCTAssertEqual(byOp["random_normal"]?["imported"] as? Bool, false)
+        XCTAssertTrue((byOp["random_normal"]?["note"] as? String)?.contains("random") ?? false)
+        XCTAssertEqual(byOp["read_state"]?["imported"] as? Bool, true)
     }
 
     func testInspectPrintsMILText() {
@@ -66,6 +67,18 @@ final class MILCLITests: XCTestCase {
         XCTAssertEqual(cmp.status, 0, cmp.out + cmp.err)
         let cmp16 = CLIRun(["compare", fixture("small_cnn_fp32/model.mlpackage"), pkg, "--input", input, "--min-snr", "30"])
         XCTAssertEqual(cmp16.status, 0, cmp16.out + cmp16.err)
+    }
+
+    func testPredictStartsAStatefulProgramFromZeros() throws {
+        let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_state")
+        let dir = try tempDir()
+        let r = CLIRun(["predict", d.appendingPathComponent("model.mlpackage").path, "--input", "x=" + d.appendingPathComponent("input_x_0.npy").path,
+                        "--output-dir", dir.path])
+        XCTAssertEqual(r.status, 0, r.err)
+        let y = try NPY.read(contentsOf: dir.appendingPathComponent("y.npy")).scalars
+        let expected = try NPY.read(contentsOf: d.appendingPathComponent("expected_y_0.npy")).scalars
+        for (a, b) in zip(y, expected) { XCTAssertEqual(a, b, accuracy: 1e-3) }
+        XCTAssertTrue(r.out.contains("acc__next"), r.out)
     }
 
     func testUnknownFunctionAndPrecisionAreRefused() {

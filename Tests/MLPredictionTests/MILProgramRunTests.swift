@@ -75,7 +75,7 @@ final class MILProgramRunTests: XCTestCase {
     func testMultifunctionPackage() throws {
         let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_multifunction")
         let pkg = d.appendingPathComponent("model.mlpackage")
-        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_x_in.npy"))
+        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_seq.npy"))
         XCTAssertEqual(MILImporter.functionNames(try Spec.Model.load(contentsOf: pkg.path)), ["main", "tanh_head"])
         for (function, file) in [(nil, "expected_main.npy"), ("main", "expected_main.npy"), ("tanh_head", "expected_tanh_head.npy")] {
             let expected = try NPY.read(contentsOf: d.appendingPathComponent(file))
@@ -86,6 +86,68 @@ final class MILProgramRunTests: XCTestCase {
         XCTAssertThrowsError(try run(pkg, inputs: ["x_in": x], roundFP16: false, function: "nope")) { e in
             guard case let CoreMLImportError.invalidModel(_, message) = e else { return XCTFail("\(e)") }
             XCTAssertTrue(message.contains("main, tanh_head"), message)
+        }
+    }
+
+    /// An iOS 18 stateful program (state acc += x; y = 2·acc): the state persists across the
+    /// predictions of one StatefulModel and `resetStates()` starts again from zeros.
+    func testStatefulProgramKeepsItsState() throws {
+        let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_state")
+        let pkg = d.appendingPathComponent("model.mlpackage")
+        for roundFP16 in [false, true] {
+            let spec = try Spec.Model.load(contentsOf: pkg.path)
+            let root = try MLPackage.read(at: pkg.path).rootModelPath
+            let graph = try MILImporter.importModel(spec, fileName: "state", modelPath: (root as NSString).deletingLastPathComponent,
+                                                    options: MILImportOptions(roundFP16: roundFP16)).graph
+            let states = MILStates.states(of: graph)
+            XCTAssertEqual(states.map(\.input), ["acc"])
+            let model = try StatefulModel(graph: graph, states: states)
+            for pass in 0..<2 {
+                for t in 0..<3 {
+                    let x = try NPY.read(contentsOf: d.appendingPathComponent("input_x_\(t).npy"))
+                    let expected = try NPY.read(contentsOf: d.appendingPathComponent("expected_y_\(t).npy"))
+                    let y = try XCTUnwrap(model.prediction(from: ["x": x])["y"])
+                    XCTAssertLessThanOrEqual(relativeError(y.scalars, expected.scalars), 1e-3, "pass \(pass) step \(t)")
+                }
+                model.resetStates()
+                XCTAssertEqual(model.stateValues["acc"]?.scalars, [0, 0, 0, 0])
+            }
+        }
+    }
+
+    /// Packages with corrupted bytes (in the program and in the weight file) import with a
+    /// typed error or run; they never crash the process.
+    func testCorruptedPackagesNeverCrash() throws {
+        var seed: UInt64 = 12345
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(max(n, 1)))
+        }
+        // A compressed-weight program and a while_loop / tensor-list program.
+        for (name, input) in [("compressed_ios18_palettize4", "x_in"), ("lstm_seq_fp16", "seq")] {
+            let src = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram/\(name)/model.mlpackage")
+            let x = try NPY.read(contentsOf: src.deletingLastPathComponent().appendingPathComponent("input_\(input).npy"))
+            let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mlconv-milfuzz-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: tmp) }
+            var outcomes = (ran: 0, refused: 0)
+            for i in 0..<40 {
+                try? FileManager.default.removeItem(at: tmp)
+                try FileManager.default.copyItem(at: src, to: tmp)
+                let file = tmp.appendingPathComponent(i % 2 == 0 ? "Data/com.apple.CoreML/model.mlmodel" : "Data/com.apple.CoreML/weights/weight.bin")
+                var bytes = try [UInt8](Data(contentsOf: file))
+                for _ in 0..<3 { bytes[next(bytes.count)] = UInt8(next(256)) }
+                try Data(bytes).write(to: file)
+                do {
+                    let spec = try Spec.Model.load(contentsOf: tmp.path)
+                    let graph = try MILImporter.importModel(spec, fileName: "fuzz", modelPath: tmp.appendingPathComponent("Data/com.apple.CoreML").path).graph
+                    _ = try Model(graph: graph).prediction(from: [input: x])
+                    outcomes.ran += 1
+                } catch {
+                    outcomes.refused += 1
+                    XCTAssertFalse("\(error)".isEmpty)
+                }
+            }
+            XCTAssertEqual(outcomes.ran + outcomes.refused, 40, name)
         }
     }
 

@@ -95,7 +95,11 @@ enum PredictCommand: Command {
         config.referenceOnly = args.has("--reference")
         let crop = try cropMode(args)
         let model = try Model(graph: graph, configuration: config)
-        let inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
+        var inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
+        // MARK: ML program states: zeros (a new state) unless given; `<state>__next` is printed
+        for s in MILStates.states(of: graph) where inputs[s.input] == nil {
+            inputs[s.input] = NDArray(shape: graph.inputs.first { $0.name == s.input }?.type.shape ?? [], repeating: 0)
+        }
         let outputs: [String: NDArray]
         if args.has("--profile") {
             _ = try model.prediction(from: inputs)  // warm-up: first runs pay for lazy initialisation

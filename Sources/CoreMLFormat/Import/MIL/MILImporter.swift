@@ -96,6 +96,10 @@ final class MILGraphImporter {
     var outerFrames: [MILFrame] = []
     /// Outer tensors read by the block being imported: (name in the enclosing block, name here).
     var captures: [(outer: String, inner: String)] = []
+    /// State inputs (iOS 18 stateful programs), in function order, and the IR tensor holding
+    /// each state's current value (MILOpsState.swift).
+    var stateNames: [String] = []
+    var stateValues: [String: String] = [:]
     /// Op types met and not mapped (for the summary of unsupported ops).
     var problems: [CoreMLImportError.LayerProblem] { b.problems }
 
@@ -142,6 +146,16 @@ final class MILGraphImporter {
             let f = outputs.first { $0.name == name }
             irDesc.outputs.append(FeatureDescription(name: name, shortDescription: f?.shortDescription ?? ""))
         }
+        // States: each one's value after the program is an extra output (MILOpsState.swift).
+        for state in stateNames {
+            do {
+                let out = try stateOutput(state)
+                outNames.append(out)
+                irDesc.metadata.userDefined[MILStates.metadataPrefix + state] = out
+            } catch let e as LayerImportFailure {
+                throw CoreMLImportError.invalidModel(file: fileName, message: "state '\(state)': \(e.reason)")
+            }
+        }
         var graph = Graph(inputs: b.inputs, outputs: outNames, nodes: b.nodes, tensorTypes: b.types, description: irDesc)
         do {
             try graph.inferShapes()
@@ -156,7 +170,11 @@ final class MILGraphImporter {
 
     func importInput(_ input: Spec.MILSpec.NamedValueType, features: [Spec.FeatureDescription], description: inout ModelDescription) throws {
         guard let t = try MILTypes.tensorType(input.type), !t.isList else {
-            throw LayerImportFailure("is not a tensor (state inputs are not supported yet)")
+            throw LayerImportFailure("is not a tensor or a state")
+        }
+        if case .stateType? = input.type?.type {
+            try importState(input.name, t)
+            return
         }
         guard let elem = t.irElementType else { throw LayerImportFailure("has element type \(MILTypes.name(t.dataType))") }
         let feature = features.first { $0.name == input.name }
@@ -194,7 +212,8 @@ final class MILGraphImporter {
         values[input.name] = .tensor(input.name)
         description.inputs.append(FeatureDescription(name: input.name, shortDescription: feature?.shortDescription ?? ""))
         if t.dataType == .float16 && options.roundFP16 {
-            values[input.name] = .tensor(try roundToFP16(input.name, name: input.name))
+            // The graph input keeps its name; the program reads the rounded copy.
+            values[input.name] = .tensor(try roundToFP16(input.name, name: input.name + "__rounded"))
         }
     }
 
@@ -203,6 +222,7 @@ final class MILGraphImporter {
     func outputTensor(_ name: String) throws -> String {
         switch values[name] {
         case let .tensor(t)?:
+            guard b.types[t] != nil else { throw LayerImportFailure("is a value of a nested block, not of the function") }
             if t == name { return t }
             if b.types[name] != nil { b.renameTensor(name, to: b.freshTensorName(name + "__shadowed")) }
             return try b.emit(name, .identity, [t], output: name)

@@ -7,7 +7,8 @@ public enum MILOpTable {
     static let mappers: [String: MILOpMapper] = {
         var m: [String: MILOpMapper] = [:]
         for family in [MILElementwiseOps.mappers, MILConvNormOps.mappers, MILShapeOps.mappers, MILRecurrentOps.mappers,
-                       MILConstexprOps.mappers, MILControlFlowOps.mappers, MILMoreOps.mappers] {
+                       MILConstexprOps.mappers, MILControlFlowOps.mappers, MILMoreOps.mappers,
+                       MILStateOps.mappers] {
             m.merge(family) { a, _ in a }
         }
         return m
@@ -15,9 +16,6 @@ public enum MILOpTable {
 
     /// Ops mlconv knows and refuses, with the reason.
     static let refusals: [String: String] = [
-        "read_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
-        "write_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
-        "coreml_update_state": "stateful programs (iOS 18 states) are not imported yet",
         "random_bernoulli": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "random_categorical": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "random_normal": "random ops are not imported (mlconv's generator differs from Core ML's)",

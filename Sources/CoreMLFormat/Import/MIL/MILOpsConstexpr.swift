@@ -48,6 +48,14 @@ enum MILConstexprOps {
         return s
     }
 
+    /// The values of a uint8 constant (packed indices or mask bits) as bytes.
+    static func byteValues(_ k: MILConst, _ what: String) throws -> [UInt8] {
+        try k.doubles().map { d in
+            guard let v = UInt8(exactly: d) else { throw LayerImportFailure("has \(what) value \(d); expected bytes 0…255") }
+            return v
+        }
+    }
+
     static func floatResult(_ values: [Double], shape: [Int], type: MILTensorType?) -> MILConst {
         MILConst(shape: shape, dataType: type?.dataType ?? .float32, numbers: values)
     }
@@ -76,7 +84,7 @@ enum MILConstexprOps {
             let count = try Checked.product(shape, "output shape")
             let bits = lv.count.trailingZeroBitCount
             guard lv.count >= 2, lv.count == 1 << bits, bits <= 8 else { throw LayerImportFailure("has a lut of \(lv.count) entries; expected 2, 4, 16, 64 or 256") }
-            let packed = try c.requiredConstant("indices").doubles().map { UInt8(clamping: Int($0)) }
+            let packed = try byteValues(try c.requiredConstant("indices"), "indices")
             guard let idx = packed.withUnsafeBytes({ unpackLSBFirst($0, bits: bits, count: count) }) else {
                 throw LayerImportFailure("has \(packed.count) index bytes for \(count) \(bits)-bit indices")
             }
@@ -94,8 +102,7 @@ enum MILConstexprOps {
         guard zip(shape, blocks).allSatisfy({ $1 > 0 && $0 % $1 == 0 }) else { throw LayerImportFailure("has lut blocks \(blocks) that do not divide \(shape)") }
         let iv = ind.doubles()
         let out = try iv.indices.map { i -> Double in
-            let k = Int(iv[i])
-            guard k >= 0, k < palettes else { throw LayerImportFailure("has index \(k) for a palette of \(palettes)") }
+            guard let k = Int(exactly: iv[i]), k >= 0, k < palettes else { throw LayerImportFailure("has index \(iv[i]) for a palette of \(palettes)") }
             return lv[blockIndex(i, shape: shape, blocks: blocks) * palettes + k]
         }
         return [.constant(floatResult(out, shape: shape, type: try c.outputType()))]
@@ -120,7 +127,7 @@ enum MILConstexprOps {
         if let shapeConst = try c.constant("shape") {  // iOS16: mask bits packed in uint8
             let shape = try shapeConst.doubles().map { try Checked.int(UInt64(exactly: $0) ?? UInt64.max, "shape") }
             let count = try Checked.product(shape, "output shape")
-            let packed = maskConst.doubles().map { UInt8(clamping: Int($0)) }
+            let packed = try byteValues(maskConst, "mask")
             guard let bits = packed.withUnsafeBytes({ unpackLSBFirst($0, bits: 1, count: count) }) else {
                 throw LayerImportFailure("has \(packed.count) mask bytes for \(count) values")
             }
@@ -167,8 +174,8 @@ enum MILConstexprOps {
         guard positions.count == nzIdx.count else { throw LayerImportFailure("has \(nzIdx.count) indices for \(positions.count) mask bits") }
         let lv = lut.doubles()
         let values = try zip(nzIdx, positions).map { k, p -> Double in
-            guard k >= 0, Int(k) < palettes else { throw LayerImportFailure("has index \(k) for a palette of \(palettes)") }
-            return lv[blockIndex(p, shape: shape, blocks: blocks) * palettes + Int(k)]
+            guard let i = Int(exactly: k), i >= 0, i < palettes else { throw LayerImportFailure("has index \(k) for a palette of \(palettes)") }
+            return lv[blockIndex(p, shape: shape, blocks: blocks) * palettes + i]
         }
         return [.constant(mask), .constant(floatResult(values, shape: [values.count], type: try c.outputType(1)))]
     }

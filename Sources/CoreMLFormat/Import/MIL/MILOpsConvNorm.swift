@@ -16,6 +16,9 @@ enum MILConvNormOps {
             guard pad.count == 2 * d, pad.allSatisfy({ $0 >= 0 }) else { throw LayerImportFailure("has pad \(pad); expected \(2 * d) non-negative values") }
             return .explicit(before: (0..<d).map { pad[2 * $0] }, after: (0..<d).map { pad[2 * $0 + 1] })
         case "same_lower":
+            guard strides.count == d, dilations.count == d, kernel.count == d, input.count == d, strides.allSatisfy({ $0 > 0 }) else {
+                throw LayerImportFailure("has strides \(strides); expected \(d) positive values")
+            }
             // As "same", the odd element going before instead of after.
             var before: [Int] = [], after: [Int] = []
             for i in 0..<d {
@@ -72,6 +75,7 @@ enum MILConvNormOps {
             guard (1...3).contains(d) else { throw LayerImportFailure("pools a rank-\(xs.count) input") }
             guard let kernel = try c.ints("kernel_sizes"), kernel.count == d else { throw LayerImportFailure("has no kernel_sizes for \(d) spatial axes") }
             let strides = try c.ints("strides") ?? [Int](repeating: 1, count: d)
+            guard strides.count == d, strides.allSatisfy({ $0 > 0 }) else { throw LayerImportFailure("has strides \(strides); expected \(d) positive values") }
             let pad = try padding(c, spatial: d, input: Array(xs[2...]), kernel: kernel, strides: strides,
                                   dilations: [Int](repeating: 1, count: d))
             if kind == .average, !(try c.bool("exclude_padding_from_average", default: false)) {

@@ -164,8 +164,9 @@ enum MILMoreOps {
             let start = try c.requiredConstant("start").doubles(), end = try c.requiredConstant("end").doubles(),
                 step = try c.requiredConstant("step").doubles()
             guard let s = start.first, let e = end.first, let st = step.first, st != 0 else { throw LayerImportFailure("has a zero or missing step") }
-            let n = max(0, Int(((e - s) / st).rounded(.up)))
-            guard n <= TensorType.maxElementCount else { throw LayerImportFailure("makes a range of \(n) values") }
+            let count = ((e - s) / st).rounded(.up)
+            guard count.isFinite, count <= Double(TensorType.maxElementCount) else { throw LayerImportFailure("makes a range of \(count) values") }
+            let n = max(0, Int(count))
             let t = try c.outputType()?.dataType ?? .int32
             return [.constant(MILConst(shape: [n], dataType: t, numbers: (0..<n).map { s + Double($0) * st }))]
         }

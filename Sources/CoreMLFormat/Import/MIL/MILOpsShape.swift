@@ -53,7 +53,12 @@ enum MILShapeOps {
             if case let .constant(k)? = try c.value("x")?.1 {
                 let r = k.shape.count + axes.count
                 var s = k.shape
-                for a in try axes.map({ try c.axis($0, rank: r) }).sorted() { s.insert(1, at: a) }
+                let positions = try axes.map { try c.axis($0, rank: r) }.sorted()
+                guard Set(positions).count == positions.count else { throw LayerImportFailure("has repeated axes \(axes)") }
+                for a in positions {
+                    guard a <= s.count else { throw LayerImportFailure("has axes \(axes) for a rank-\(k.shape.count) constant") }
+                    s.insert(1, at: a)
+                }
                 return [.constant(reshaped(k, s))]
             }
             return [try c.emit(.expandDims(axes: axes), [try c.tensor("x")])]
@@ -140,7 +145,7 @@ enum MILShapeOps {
             let x = try c.tensor("x")
             guard c.rank(x) == 4 else { throw LayerImportFailure("upsamples a rank-\(c.rank(x)) input; expected [N, C, H, W]") }
             let sh = try c.float("scale_factor_height", default: 1), sw = try c.float("scale_factor_width", default: 1)
-            guard sh == sh.rounded(), sw == sw.rounded(), sh >= 1, sw >= 1 else {
+            guard sh == sh.rounded(), sw == sw.rounded(), sh >= 1, sw >= 1, sh <= 4096, sw <= 4096 else {
                 throw LayerImportFailure("has scale factors \(sh)×\(sw); mlconv supports integer factors")
             }
             let y = try c.helper("channels_last", .upsample2d(Upsample2DAttributes(scale: [Int(sh), Int(sw)], mode: .nearest)), [try c.toChannelsLast(x)])
