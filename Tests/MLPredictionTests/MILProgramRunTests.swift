@@ -75,7 +75,7 @@ final class MILProgramRunTests: XCTestCase {
     func testMultifunctionPackage() throws {
         let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_multifunction")
         let pkg = d.appendingPathComponent("model.mlpackage")
-        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_seq.npy"))
+        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_x_in.npy"))
         XCTAssertEqual(MILImporter.functionNames(try Spec.Model.load(contentsOf: pkg.path)), ["main", "tanh_head"])
         for (function, file) in [(nil, "expected_main.npy"), ("main", "expected_main.npy"), ("tanh_head", "expected_tanh_head.npy")] {
             let expected = try NPY.read(contentsOf: d.appendingPathComponent(file))
