@@ -129,6 +129,9 @@ def keras_cases():
                             compute_precision=ct.precision.FLOAT32 if precision == "fp32" else ct.precision.FLOAT16)
             out_name = ml.get_spec().description.output[0].name
             save_case(f"{name}_{precision}", ml, {in_name: xin}, {out_name: ref}, precision, "keras")
+        if name == "small_cnn":
+            # The Keras model itself, for `mlconv compare keras.h5 model.mlpackage`.
+            model.save(os.path.join(OUT, "small_cnn_fp32", "keras.h5"), save_format="h5")
 
 
 # ---- MIL Builder programs with NumPy references ---------------------------------------------

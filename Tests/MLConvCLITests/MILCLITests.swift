@@ -81,6 +81,26 @@ final class MILCLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("acc__next"), r.out)
     }
 
+    /// compare between a Keras .h5 and its coremltools conversion (outputs paired by position).
+    func testCompareKerasWithItsMLProgram() {
+        let input = "image=" + fixture("small_cnn_fp32/input_image.npy")
+        func maxError(_ out: String) -> Double? {
+            guard let r = out.range(of: "max abs error ") else { return nil }
+            return Double(out[r.upperBound...].prefix { !$0.isWhitespace && $0 != "," })
+        }
+        let r = CLIRun(["compare", fixture("small_cnn_fp32/keras.h5"), fixture("small_cnn_fp32/model.mlpackage"), "--input", input,
+                        "--min-snr", "45"])
+        XCTAssertEqual(r.status, 0, r.out + r.err)
+        XCTAssertTrue(r.out.contains("outputs paired by position: probs ↔ Identity"), r.out)
+        XCTAssertLessThan(maxError(r.out) ?? 1, 1e-6, r.out)
+        // The fp16 conversion: fp16 weights cost precision, still within fp16 tolerance.
+        let r16 = CLIRun(["compare", fixture("small_cnn_fp32/keras.h5"), fixture("small_cnn_fp16/model.mlpackage"), "--input", input,
+                          "--min-snr", "30"])
+        XCTAssertEqual(r16.status, 0, r16.out + r16.err)
+        let e16 = maxError(r16.out) ?? 1
+        XCTAssertTrue(e16 > 1e-6 && e16 < 1e-2, r16.out)
+    }
+
     func testUnknownFunctionAndPrecisionAreRefused() {
         let pkg = fixture("layer_norm/model.mlpackage")
         let input = "x_in=" + fixture("layer_norm/input_x_in.npy")
