@@ -26,6 +26,9 @@ let package = Package(
         .library(name: "KerasFrontend", targets: ["KerasFrontend"]),
         .library(name: "MLBundle", targets: ["MLBundle"]),
         .library(name: "MLRuntime", targets: ["MLRuntime"]),
+        // MARK: front door (issue 15)
+        .library(name: "MLConv", targets: ["MLConv"]),
+        .library(name: "mlconv_c", type: .dynamic, targets: ["MLConvC"]),
     ],
     targets: [
         // MARK: C shims (implementation details, no stable API)
@@ -59,8 +62,15 @@ let package = Package(
         .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining"]),
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv"]),
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
+        // MARK: front door (issue 15): the Swift API (`import MLConv`) and its C ABI (mlconv.h)
+        .target(name: "MLConv",
+                dependencies: ["MLGraph", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO", "MLPrediction"],
+                exclude: ["MLConv.docc"]),
+        .target(name: "CMLConv"),
+        .target(name: "MLConvC", dependencies: ["MLConv", "CMLConv"]),
+        .executableTarget(name: "mlconv-example", dependencies: ["MLConv"], path: "Examples/digits"),
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["MLGraph"], path: "Tests/TestSupport"),
@@ -77,5 +87,7 @@ let package = Package(
         .testTarget(name: "MLPredictionTests", dependencies: ["MLPrediction", "TestSupport"]),
         .testTarget(name: "MLTrainingTests", dependencies: ["MLTraining", "TestSupport"]),
         .testTarget(name: "MLConvCLITests", dependencies: ["MLConvCLI", "TestSupport"]),
+        // MARK: front door (issue 15)
+        .testTarget(name: "MLConvTests", dependencies: ["MLConv", "MLConvC", "CMLConv"]),
     ]
 )

@@ -4,7 +4,7 @@
 /// read little-endian, so the result is the same on every platform and equals `xxhsum -H64`.
 /// Streaming: call `update` any number of times, then `finalize` (which does not consume the
 /// state, so `finalize` may be called again after more `update`s).
-struct XXH64 {
+package struct XXH64 {
     static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     static let p3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -18,7 +18,7 @@ struct XXH64 {
     private var pendingCount = 0
     private(set) var totalLength: UInt64 = 0
 
-    init(seed: UInt64 = 0) {
+    package init(seed: UInt64 = 0) {
         self.seed = seed
         v1 = seed &+ XXH64.p1 &+ XXH64.p2
         v2 = seed &+ XXH64.p2
@@ -27,13 +27,13 @@ struct XXH64 {
     }
 
     /// One-shot hash of `bytes`.
-    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         var h = XXH64(seed: seed)
         h.update(bytes)
         return h.finalize()
     }
 
-    static func hash(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { hash($0, seed: seed) }
     }
 
@@ -64,7 +64,7 @@ struct XXH64 {
         v1 = a; v2 = b; v3 = c; v4 = d
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         totalLength &+= UInt64(bytes.count)
         var p = base
@@ -87,9 +87,9 @@ struct XXH64 {
         }
     }
 
-    mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
-    func finalize() -> UInt64 {
+    package func finalize() -> UInt64 {
         var h: UInt64
         if totalLength >= 32 {
             h = XXH64.rotl(v1, 1) &+ XXH64.rotl(v2, 7) &+ XXH64.rotl(v3, 12) &+ XXH64.rotl(v4, 18)

@@ -1,4 +1,5 @@
 import Foundation
+import MLConv
 
 /// Where a command writes: standard output and standard error, replaceable in tests.
 public final class Console {
@@ -30,7 +31,7 @@ protocol Command {
 
 /// The mlconv command-line tool.
 public enum MLConv {
-    public static let version = "0.1.0"
+    public static let version = mlconvVersion  // the library's (MLConv)
 
     static let commands: [Command.Type] = [
         KerasCommand.self, CompileCommand.self, InspectCommand.self, PredictCommand.self,

@@ -3,41 +3,12 @@ import Foundation
 import ImageIO
 import KerasFrontend
 import MLBundle
+import MLConv
 import MLGraph
 import MLRuntime
 
-/// The model formats the CLI reads, from the file's content (or `.mlpackage` directory).
-enum ModelFileKind {
-    case keras, bundle, coreML
-
-    static func detect(_ url: URL) throws -> ModelFileKind {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir) else {
-            let cwd = FileManager.default.currentDirectoryPath
-            throw CLIError("'\(url.path)': no such file" + (url.relativePath.hasPrefix("/") ? "" : " (relative to \(cwd))")
-                           + "; give the path of a .h5, .keras, .mlmodel, .mlpackage or .mlbundle file")
-        }
-        if isDir.boolValue {
-            if url.pathExtension.lowercased() == "mlpackage"
-                || FileManager.default.fileExists(atPath: url.appendingPathComponent("Manifest.json").path) { return .coreML }
-            throw CLIError("'\(url.path)' is a directory; give a model file (.h5, .mlmodel, .mlbundle) or an .mlpackage")
-        }
-        guard let h = FileHandle(forReadingAtPath: url.path) else { throw CLIError("cannot read '\(url.path)'") }
-        defer { try? h.close() }
-        let head = [UInt8](h.readData(ofLength: 8))
-        if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
-        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return .keras }  // ZIP: a Keras 3 .keras archive
-        if head == Array("MLBUNDLE".utf8) { return .bundle }
-        // Named as one format but not holding it: that format's reader says what the file looks like.
-        switch url.pathExtension.lowercased() {
-        case "mlbundle": return .bundle
-        case "h5", "hdf5", "keras": return .keras
-        default: break
-        }
-        // Anything else is tried as a Core ML protobuf; its decoder says what the file looks like.
-        return .coreML
-    }
-}
+// Format detection (`ModelFileKind`) and image inputs (`ImageInputTensor`) live in the MLConv
+// library, which the CLI is a client of.
 
 /// Loads any supported model file into a verified graph.
 /// - Parameters:
@@ -77,7 +48,8 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
 
 /// Parses `--input NAME=FILE` values into arrays for `graph`: `.npy` files as they are; PNG/JPEG
 /// files for image inputs (or NHWC inputs with 1 or 3 channels), decoded, converted to the input's
-/// colour space, resized with `crop`, as raw 0–255 values (the graph applies the preprocessing).
+/// colour space, resized with `crop` unless the input's flexible shape allows the image's size, as
+/// raw 0–255 values (the graph applies the preprocessing).
 func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMode) throws -> [String: NDArray] {
     var inputs: [String: NDArray] = [:]
     for (name, path) in pairs {
@@ -85,7 +57,7 @@ func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMo
         let url = try existingFile(path, what: "--input \(name)")
         let ext = url.pathExtension.lowercased()
         if ["png", "jpg", "jpeg"].contains(ext) {
-            inputs[name] = try readImageInput(url, name: name, graph: graph, crop: crop)
+            inputs[name] = try ImageInputTensor.read(contentsOf: url, input: name, graph: graph, crop: crop)
         } else if ext == "npy" {
             inputs[name] = try NPY.read(contentsOf: url)
         } else {
@@ -93,25 +65,6 @@ func readInputs(_ pairs: [(String, String)], for graph: Graph, crop: ImageCropMo
         }
     }
     return inputs
-}
-
-private func readImageInput(_ url: URL, name: String, graph: Graph, crop: ImageCropMode) throws -> NDArray {
-    guard let input = graph.inputs.first(where: { $0.name == name }) else {
-        throw RuntimeError.unknownInput(name: name, expected: graph.inputs.map(\.name))
-    }
-    let shape = input.type.shape
-    let feature = graph.description.inputs.first { $0.name == name }?.image
-    let width: Int, height: Int, space: ImageIO.ImageColorSpace
-    if let f = feature {
-        width = f.width; height = f.height
-        space = f.colorSpace == .bgr ? .bgr : f.colorSpace == .grayscale ? .grayscale : .rgb
-    } else if shape.count == 4, shape[3] == 1 || shape[3] == 3 {
-        height = shape[1]; width = shape[2]; space = shape[3] == 1 ? .grayscale : .rgb
-    } else {
-        throw CLIError("input '\(name)' has shape \(formatShape(shape)), which is not an image; give it a .npy array, or re-convert the model with --image-input \(name) so it takes images")
-    }
-    let image = try ImageCodec.read(contentsOf: url).converted(to: space).resized(to: width, height: height, mode: crop)
-    return try NDArray(shape: [1, height, width, image.channels], scalars: image.floatHWC())
 }
 
 /// `path` as a URL when it names an existing file (or directory with `directory`), else a

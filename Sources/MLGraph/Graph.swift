@@ -58,8 +58,14 @@ public struct FeatureDescription: Codable, Hashable, Sendable {
     public var shortDescription: String
     /// Set when the feature is an image (Core ML imageType) rather than a multi-array.
     public var image: ImageFeature?
-    public init(name: String, shortDescription: String = "", image: ImageFeature? = nil) {
+    // MARK: flexible shapes
+    /// Other shapes a graph input accepts besides its default shape (Core ML `shapeRange` /
+    /// `enumeratedShapes`, image size ranges / enumerated sizes), in the input's IR layout; nil
+    /// for a fixed shape and for outputs. See `ShapeFlexibility`, docs/FLEXIBLE_SHAPES.md.
+    public var shapeFlexibility: ShapeFlexibility?
+    public init(name: String, shortDescription: String = "", image: ImageFeature? = nil, shapeFlexibility: ShapeFlexibility? = nil) {
         self.name = name; self.shortDescription = shortDescription; self.image = image
+        self.shapeFlexibility = shapeFlexibility
     }
 }
 

@@ -223,7 +223,8 @@ public enum FeatureJSON {
 
 extension FeatureImage {
     /// Reads a PNG or JPEG file and fits it to an image feature's declared size and colour space
-    /// (`crop` as Apple's Vision: center crop, fit, or fill).
+    /// (`crop` as Apple's Vision: center crop, fit, or fill); an image of a size the feature's
+    /// `sizeFlexibility` allows keeps its size.
     /// - Throws: `ImageIOError` for unreadable files; `FeatureError.invalidValue` for a declared
     ///   size out of range.
     public init(contentsOf url: URL, fittedTo t: Spec.ImageFeatureType, crop: ImageCropMode,
@@ -232,7 +233,10 @@ extension FeatureImage {
         guard let w = Int(exactly: t.width), let h = Int(exactly: t.height), w >= 0, h >= 0, w <= 1 << 15, h <= 1 << 15 else {
             throw FeatureError.invalidValue(model: model, feature: feature, reason: "declared image size \(t.width)×\(t.height) is out of range")
         }
-        if w > 0, h > 0, (img.width != w || img.height != h) { img = img.resized(to: w, height: h, mode: crop) }
+        // An image of a size the feature's flexibility allows is kept as is (flexible shapes).
+        if w > 0, h > 0, (img.width != w || img.height != h), !t.allowsSize(width: img.width, height: img.height) {
+            img = img.resized(to: w, height: h, mode: crop)
+        }
         let space: ColorSpace
         switch t.colorSpace {
         case .grayscale, .grayscaleFloat16: space = .grayscale; img = img.converted(to: .grayscale)

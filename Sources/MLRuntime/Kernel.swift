@@ -80,6 +80,13 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     /// A `whileLoop` ran its body more than `limit` times in one prediction
     /// (`Model.Configuration.maximumLoopIterations`): its condition never became false.
     case iterationLimitExceeded(node: String, limit: Int)
+    // MARK: flexible shapes
+    /// A flexible input (`Model.Feature.shapeFlexibility`) was given shape `found`, which is
+    /// neither its default shape nor one its flexibility allows (`allowed`).
+    indirect case shapeNotAllowed(input: String, found: [Int], defaultShape: [Int], allowed: ShapeFlexibility)
+    /// Input shapes that the flexibility allows do not go through the graph: a node's shape rule
+    /// refuses them (`message` names it). `shapes` lists every input's shape, e.g. "image (1, 7, 9, 3)".
+    case shapeResolutionFailed(shapes: String, message: String)
 
     /// The message: names the node or input, expected and found values, and what to do.
     public var description: String {
@@ -106,6 +113,10 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
             return "node '\(node)' (\(op)): its kernel computes in \(expected), but tensor '\(tensor)' is \(found); insert a cast to \(expected) before the node (or after it, for an output)"
         case let .iterationLimitExceeded(node, limit):
             return "node '\(node)' (whileLoop): the loop ran its body \(limit) times without its condition becoming false; check the loop's inputs, or raise Model.Configuration.maximumLoopIterations"
+        case let .shapeNotAllowed(input, found, defaultShape, allowed):
+            return "input '\(input)' has shape \(formatShape(found)), which its flexible shape does not allow; allowed: \(formatShape(defaultShape)) (the default) or \(allowed) (a leading batch 1 may be omitted)"
+        case let .shapeResolutionFailed(shapes, message):
+            return "the model cannot run at input shapes \(shapes), although the inputs' flexible shapes allow them: \(message); use the default shapes or another allowed shape"
         }
     }
 }

@@ -38,13 +38,20 @@ public final class Model: @unchecked Sendable {
         /// Most body runs of one `whileLoop` execution before the prediction throws
         /// `RuntimeError.iterationLimitExceeded` (a loop that never ends). Default 10⁷.
         public var maximumLoopIterations: Int
+        // MARK: flexible shapes
+        /// How many plans (kernels + memory plan) for non-default input shapes of flexible-shape
+        /// inputs the model keeps, least recently used evicted first (≥ 1; each costs its
+        /// kernels and its pooled arenas). Default 8. See `shapePlanStatistics`.
+        public var maximumCachedShapePlans: Int
 
         /// Options with the defaults documented on each property.
         public init(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, referenceOnly: Bool = false,
-                    maximumPooledArenas: Int = 4, disabledPasses: Set<String> = [], maximumLoopIterations: Int = 10_000_000) {
+                    maximumPooledArenas: Int = 4, disabledPasses: Set<String> = [], maximumLoopIterations: Int = 10_000_000,
+                    maximumCachedShapePlans: Int = 8) {
             self.threadCount = threadCount; self.referenceOnly = referenceOnly
             self.maximumPooledArenas = maximumPooledArenas; self.disabledPasses = disabledPasses
             self.maximumLoopIterations = maximumLoopIterations
+            self.maximumCachedShapePlans = maximumCachedShapePlans
         }
     }
 
@@ -62,6 +69,9 @@ public final class Model: @unchecked Sendable {
         public let shortDescription: String
         /// Set when the feature is an image: the tensor is [1, height, width, channels], 0–255.
         public let image: ImageFeature?
+        /// Other shapes an input accepts besides `shape` (IR layout, batch first; nil for fixed
+        /// inputs and outputs). See `ShapeFlexibility`, docs/FLEXIBLE_SHAPES.md.
+        public var shapeFlexibility: ShapeFlexibility? = nil
     }
 
     /// What users see of a model (Core ML `MLModelDescription`).
@@ -84,8 +94,9 @@ public final class Model: @unchecked Sendable {
     public let modelDescription: Description
     /// The verified graph, with every tensor typed.
     public let graph: Graph
-    /// Where each tensor lives during a prediction (empty when the graph runs in the dynamic
-    /// executor: control flow, tensor lists or unknown dimensions).
+    /// Where each tensor lives during a prediction at the inputs' default shapes (other shapes
+    /// of flexible inputs get their own plans: `shapePlanStatistics`); empty when the graph runs
+    /// in the dynamic executor (control flow, tensor lists or unknown dimensions).
     public let memoryPlan: MemoryPlan
     /// Whether predictions run in the dynamic executor (per-run buffers at actual shapes,
     /// blocks run recursively, kernels built per shape) instead of the static plan.
@@ -101,10 +112,13 @@ public final class Model: @unchecked Sendable {
         let outputs: [MemoryPlan.Location]
     }
 
-    let steps: [Step]
-    let inputByteCounts: [Int]
+    /// The plan at the inputs' default shapes (nil when the graph runs in the dynamic executor).
+    let defaultPlan: ExecutionPlan?
+    /// Plans at other shapes that flexible inputs allow (ShapePlans.swift).
+    let shapePlans: ShapePlanCache
+    /// Flexibility of each flexible input, by name.
+    let flexibility: [String: ShapeFlexibility]
     private let inputIndex: [String: Int]
-    private let pool: ArenaPool
 
     /// Loads `graph`: verifies it, runs the inference rewrites (`PassPipeline.inference` minus
     /// `configuration.disabledPasses`; none with `referenceOnly`), and prepares the kernels.
@@ -117,9 +131,12 @@ public final class Model: @unchecked Sendable {
     ///   `CustomLayerRegistry`; `RuntimeError.customLayerFailure`, `.unsupportedOp` or
     ///   `.kernelFailure` naming the node when a kernel cannot be prepared;
     ///   `.elementTypeMismatch` naming the node, tensor, expected and found element types when a
-    ///   float32 kernel would read or write a tensor of another type.
+    ///   float32 kernel would read or write a tensor of another type; `GraphError.invalidTopology`
+    ///   naming the input when a flexible shape (`FeatureDescription.shapeFlexibility`) does not
+    ///   fit the input's default shape.
     public init(graph: Graph, configuration: Configuration = Configuration()) throws {
         try graph.verify()
+        try graph.validateShapeFlexibility()
         try PassPipeline.inference.validate(disabling: configuration.disabledPasses)
         var typed = graph
         // Inference rewrites (the reference-only oracle runs the graph exactly as given).
@@ -143,33 +160,26 @@ public final class Model: @unchecked Sendable {
         if let first = missing.first { throw RuntimeError.missingCustomLayer(className: first.className, layers: first.layers) }
 
         let threads = Swift.max(1, configuration.threadCount)
-        self.pool = ArenaPool(capacity: Swift.max(0, configuration.maximumPooledArenas))
+        self.shapePlans = ShapePlanCache(capacity: configuration.maximumCachedShapePlans)
+        var flexibility: [String: ShapeFlexibility] = [:]
+        for i in typed.inputs { if let f = typed.shapeFlexibility(ofInput: i.name) { flexibility[i.name] = f } }
+        self.flexibility = flexibility
         self.inputIndex = Dictionary(typed.inputs.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.modelDescription = Model.describe(typed)
         if DynamicExecutor.isNeeded(for: typed) {
             // Control flow, lists or run-time shapes: no static plan (docs/ARCHITECTURE.md).
             try Model.checkDynamicGraph(typed)
             self.memoryPlan = MemoryPlan(graph: Graph(inputs: [], outputs: [], nodes: []))
-            self.steps = []
-            self.inputByteCounts = []
+            self.defaultPlan = nil
             self.dynamic = DynamicExecutor(graph: typed, referenceOnly: configuration.referenceOnly, threadCount: threads,
                                            maximumLoopIterations: Swift.max(0, configuration.maximumLoopIterations))
             return
         }
         self.dynamic = nil
-        var kernels: [Kernel] = []
-        for node in typed.nodes {
-            let ctx = KernelContext(node: node, inputTypes: node.inputs.map { typed.tensorTypes[$0]! },
-                                    outputTypes: node.outputs.map { typed.tensorTypes[$0]! }, threadCount: threads)
-            kernels.append(try KernelRegistry.makeKernel(ctx, referenceOnly: configuration.referenceOnly))
-        }
-        let plan = MemoryPlan(graph: typed) { kernels[$0].supportsInPlace }
-        self.memoryPlan = plan
-        self.steps = zip(typed.nodes, kernels).map { node, kernel in
-            Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel, typed: kernel as? TypedKernel,
-                 inputs: node.inputs.map { plan.locations[$0]! }, outputs: node.outputs.map { plan.locations[$0]! })
-        }
-        self.inputByteCounts = typed.inputs.map { $0.type.elementCount * $0.type.elementType.byteSize }
+        let plan = try ExecutionPlan(graph: typed, referenceOnly: configuration.referenceOnly, threadCount: threads,
+                                     pooledArenas: configuration.maximumPooledArenas)
+        self.defaultPlan = plan
+        self.memoryPlan = plan.memoryPlan
     }
 
     private static func describe(_ typed: Graph) -> Description {
@@ -178,7 +188,8 @@ public final class Model: @unchecked Sendable {
             let f = described.first { $0.name == name }
             let t = typed.tensorTypes[name]!
             return Feature(name: name, shape: t.shape, elementType: t.elementType,
-                           shortDescription: f?.shortDescription ?? "", image: f?.image)
+                           shortDescription: f?.shortDescription ?? "", image: f?.image,
+                           shapeFlexibility: typed.inputs.contains { $0.name == name } ? f?.shapeFlexibility : nil)
         }
         return Description(
             inputs: typed.inputs.map { feature($0.name, d.inputs) }, outputs: typed.outputs.map { feature($0, d.outputs) },
@@ -210,7 +221,10 @@ public final class Model: @unchecked Sendable {
 
     /// Runs the model.
     /// - Parameter inputs: one array per model input, by name, with the input's shape
-    ///   (`modelDescription.inputs[i].shape`) or that shape without its leading batch 1.
+    ///   (`modelDescription.inputs[i].shape`) or that shape without its leading batch 1, or, for
+    ///   a flexible input (`Feature.shapeFlexibility`), any shape it allows (with or without the
+    ///   leading batch 1). Shapes, kernels and the memory plan are resolved once per distinct
+    ///   set of input shapes and cached (`Configuration.maximumCachedShapePlans`).
     ///   NaN and infinite values are allowed and propagate as IEEE arithmetic says. An array whose
     ///   element type differs from the input's is converted to it (MIL `cast` semantics: float →
     ///   integer truncates toward zero), so float arrays holding integers feed integer inputs.
@@ -218,7 +232,10 @@ public final class Model: @unchecked Sendable {
     ///   type (`modelDescription.outputs[i].elementType`).
     /// - Throws: `RuntimeError.unknownInput` for a name that is not an input,
     ///   `.missingInput` for an absent input, `.shapeMismatch` naming the input, expected and found
-    ///   shapes; `.kernelFailure` naming the node when a custom layer's `evaluate` throws.
+    ///   shapes; `.shapeNotAllowed` naming a flexible input, the found shape and the allowed
+    ///   shapes; `.shapeResolutionFailed` when an allowed shape does not go through the graph (a
+    ///   node's shape rule refuses it); `.kernelFailure` naming the node when a custom layer's
+    ///   `evaluate` throws.
     public func prediction(from inputs: [String: NDArray]) throws -> [String: NDArray] {
         try run(inputs, timings: nil)
     }
@@ -249,12 +266,10 @@ public final class Model: @unchecked Sendable {
             throw RuntimeError.unknownInput(name: name, expected: names)
         }
         var arrays: [NDArray] = []
+        var shapes: [[Int]] = []
         for input in graph.inputs {
             guard let a = inputs[input.name] else { throw RuntimeError.missingInput(name: input.name, expected: names) }
-            let s = input.type.shape
-            guard a.shape == s || (s.first == 1 && a.shape == Array(s.dropFirst())) || (dynamic != nil && Model.fits(a.shape, s)) else {
-                throw RuntimeError.shapeMismatch(input: input.name, expected: s, found: a.shape)
-            }
+            shapes.append(try resolvedShape(of: input, found: a.shape))
             arrays.append(a.converted(to: input.type.elementType))
         }
         if let dynamic {
@@ -273,8 +288,10 @@ public final class Model: @unchecked Sendable {
             return out
         }
 
-        let arena = pool.acquire() ?? Arena(model: self)
-        defer { pool.release(arena) }
+        let plan = try executionPlan(for: shapes)
+        let steps = plan.steps
+        let arena = plan.pool.acquire() ?? Arena(plan: plan)
+        defer { plan.pool.release(arena) }
         for (i, a) in arrays.enumerated() {
             a.withUnsafeBytes { if let p = $0.baseAddress { arena.inputs[i].copyMemory(from: p, byteCount: $0.count) } }
         }
@@ -299,8 +316,8 @@ public final class Model: @unchecked Sendable {
         }
         var result: [String: NDArray] = [:]
         for name in graph.outputs {
-            let t = graph.tensorTypes[name]!
-            let p = arena.pointer(memoryPlan.locations[name]!)
+            let t = plan.tensorTypes[name]!
+            let p = arena.pointer(plan.memoryPlan.locations[name]!)
             if t.elementType == .float32 {
                 let f = p.assumingMemoryBound(to: Float.self)
                 result[name] = try NDArray(shape: t.shape, scalars: Array(UnsafeBufferPointer(start: f, count: t.elementCount)))
@@ -343,12 +360,12 @@ final class Arena {
         return raw
     }
 
-    init(model: Model) {
-        inputs = model.inputByteCounts.map { Arena.allocate($0) }
-        outputs = Arena.allocate(model.memoryPlan.outputByteCount)
-        arena = Arena.allocate(model.memoryPlan.arenaByteCount)
-        stepRawInputs = model.steps.map { $0.inputs.map { UnsafeRawPointer(pointer($0)) } }
-        stepRawOutputs = model.steps.map { $0.outputs.map { pointer($0) } }
+    init(plan: ExecutionPlan) {
+        inputs = plan.inputByteCounts.map { Arena.allocate($0) }
+        outputs = Arena.allocate(plan.memoryPlan.outputByteCount)
+        arena = Arena.allocate(plan.memoryPlan.arenaByteCount)
+        stepRawInputs = plan.steps.map { $0.inputs.map { UnsafeRawPointer(pointer($0)) } }
+        stepRawOutputs = plan.steps.map { $0.outputs.map { pointer($0) } }
         stepInputs = stepRawInputs.map { $0.map { $0.assumingMemoryBound(to: Float.self) } }
         stepOutputs = stepRawOutputs.map { $0.map { $0.assumingMemoryBound(to: Float.self) } }
     }

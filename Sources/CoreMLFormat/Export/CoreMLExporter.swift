@@ -333,7 +333,10 @@ struct ExportWriter {
                      "Reshape the input to (N, D), (N, S, D) or (N, H, W, C).")
                 continue
             }
-            inputs.append(Spec.FeatureDescription(name: blob(i.name), shortDescription: fd?.shortDescription ?? "", type: type))
+            // MARK: flexible shapes (FlexibleShapeExport.swift)
+            var flexible = type
+            if let flex = fd?.shapeFlexibility { applyFlexibility(flex, input: i, to: &flexible) }
+            inputs.append(Spec.FeatureDescription(name: blob(i.name), shortDescription: fd?.shortDescription ?? "", type: flexible))
         }
 
         var labels: [String]? = nil

@@ -109,6 +109,13 @@ public enum CoreMLImporter {
 
         // Inputs (optional recurrent-state inputs are omitted: RecurrentImport.swift).
         let omittedStates = RecurrentImport.omittedStateInputs(desc, layers: network.layers)
+        b.flexibleShapes = desc.input.contains { f in  // MARK: flexible shapes
+            switch f.type?.kind {
+            case let .multiArray(a)?: return a.shapeFlexibility != nil
+            case let .image(i)?: return i.sizeFlexibility != nil
+            default: return false
+            }
+        }
         for f in desc.input {
             if omittedStates.contains(f.name) {
                 RecurrentImport.omit(f, builder: b, description: &irDesc)
@@ -116,6 +123,8 @@ public enum CoreMLImporter {
             }
             do {
                 try importInput(f, network: network, builder: b, description: &irDesc)
+                // MARK: flexible shapes (FlexibleShapeImport.swift)
+                try recordFlexibility(f, network: network, exact: b.exact, builder: b, description: &irDesc)
             } catch let e as LayerImportFailure {
                 throw CoreMLImportError.invalidModel(file: fileName, message: "input '\(f.name)': \(e.reason)")
             }
@@ -218,12 +227,12 @@ public enum CoreMLImporter {
                 try importExactInput(f, a, builder: b, description: &description)
                 return
             }
-            if case .image = kind {
+            if case let .image(img) = kind {
                 b.exact = false
                 defer { b.exact = true }
                 try importInput(f, network: network, builder: b, description: &description)
                 b.exact = true
-                try exactImageBlob(f.name, rank5: network.imageInputShapeMapping != .rank4, builder: b)
+                try exactImageBlob(f.name, rank5: network.imageInputShapeMapping != .rank4, flexibleSize: img.sizeFlexibility != nil, builder: b)
                 return
             }
         }

@@ -131,8 +131,9 @@ public enum CoreMLLayerOps {
 
     /// Layout changes the importer adds around classic layers in EXACT_ARRAY_MAPPING networks
     /// (rank-N tensors ↔ the NHWC layout of the rank-5 conversion, whose vector blobs [N, C] the
-    /// rank-5 converters reshape to [N, 1, 1, C]), for any layer type.
-    public static let exactLayoutOps: Set<OpKind> = [.reshape, .reshapeND, .transpose]
+    /// rank-5 converters reshape to [N, 1, 1, C]), for any layer type; squeeze / expandDims of
+    /// leading 1s when an input has a flexible shape (Import/FlexibleShapeImport.swift).
+    public static let exactLayoutOps: Set<OpKind> = [.reshape, .reshapeND, .transpose, .squeeze, .expandDims]
 
     /// Why a layer type the schema declares is not imported at all (types absent from `table`).
     /// `CoreMLLayerCatalogTests` checks that every type is in `table` or here.

@@ -23,6 +23,10 @@ final class ImportBuilder {
     /// Values known at import of tensors without a producing node here (block inputs bound to
     /// outer constants): `staticValue` (Layers/ControlFlowImport.swift).
     var knownValues: [String: [Double]] = [:]
+    // MARK: flexible shapes
+    /// Some input has a flexible shape: EXACT layout changes whose extra leading axes are all 1
+    /// use squeeze / expandDims (valid at every size) instead of reshapes to the default shape.
+    var flexibleShapes = false
     private var nodeNames = Set<String>()
 
     init(fileName: String) { self.fileName = fileName }

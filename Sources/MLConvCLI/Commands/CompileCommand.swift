@@ -1,6 +1,7 @@
 import CoreMLFormat
 import KerasFrontend
 import Foundation
+import MLConv
 import MLGraph
 import MLPrediction
 

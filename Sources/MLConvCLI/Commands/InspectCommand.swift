@@ -1,4 +1,5 @@
 import Foundation
+import MLConv
 import MLPrediction
 import CoreMLFormat
 import KerasFrontend
@@ -11,6 +12,7 @@ enum InspectCommand: Command {
     static let summary = "show a model's inputs, outputs, metadata and layers"
     static let help = """
     Usage: mlconv inspect <model.h5|model.mlmodel|model.mlpackage|model.mlbundle> [--json] [--no-auto-lambda]
+                          [--graph out.svg|out.png|out.dot]
 
     Prints the model's inputs and outputs (name, type, shape / image size and colour space,
     description), metadata, layer count by type, parameter count and weight precision. For Core ML
@@ -20,11 +22,15 @@ enum InspectCommand: Command {
     layer the Python expression recovered from its stored bytecode (lowered to IR ops unless
     --no-auto-lambda).
     --json prints the same as one JSON object.
+    --graph FILE also draws the model as a graph: every layer / op with its type, output type and
+    weight precision; pipeline stages, ML program functions and control-flow blocks as boxes.
+    .dot writes Graphviz text; .svg and .png are drawn by Graphviz's `dot` (Debian package graphviz).
     """
-    static let spec = OptionSpec(flags: ["--json", "--no-auto-lambda"], positionalRange: 1...1)
+    static let spec = OptionSpec(flags: ["--json", "--no-auto-lambda"], single: ["--graph"], positionalRange: 1...1)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
+        if let out = args.value("--graph") { _ = try GraphFileWriter.format(of: out) }  // before any work
         var report: [String: Any]
         var text: String? = nil
         switch try ModelFileKind.detect(url) {
@@ -57,6 +63,12 @@ enum InspectCommand: Command {
         } else {
             console.print(text ?? renderText(report))
         }
+        // MARK: graph pictures
+        if let out = args.value("--graph") {
+            let doc = try ModelPicture.document(for: url, kerasOptions: KerasConversionOptions(autoLowerLambdas: !args.has("--no-auto-lambda")))
+            try GraphFileWriter.write(dotText: doc.text, to: out)
+            if !args.has("--json") { console.print("graph: \(out) (\(doc.allNodes.count) nodes, \(doc.allClusters.count) boxes)") }
+        }
         return 0
     }
 }
@@ -85,6 +97,8 @@ func graphReport(_ g: Graph) -> [String: Any] {
         var f: [String: Any] = ["name": name, "shape": t?.shape ?? [], "type": t?.elementType.rawValue ?? "?"]
         if let d, !d.shortDescription.isEmpty { f["description"] = d.shortDescription }
         if let img = d?.image { f["image"] = ["width": img.width, "height": img.height, "colorSpace": img.colorSpace.rawValue] }
+        // MARK: flexible shapes
+        if let flex = d?.shapeFlexibility { f["shapeFlexibility"] = flexibilityJSON(flex) }
         return f
     }
     let md = g.description.metadata
@@ -116,6 +130,7 @@ func renderText(_ r: [String: Any]) -> String {
         for f in (r[key] as? [[String: Any]]) ?? [] {
             var s = "  \(f["name"] ?? "?")  \(f["type"] ?? "")[\(shape(f["shape"]))]"
             if let img = f["image"] as? [String: Any] { s += "  image \(img["colorSpace"] ?? "") \(img["width"] ?? "")×\(img["height"] ?? "")" }
+            if let flex = f["shapeFlexibility"] as? [String: Any], let text = flex["text"] { s += "  flexible: \(text)" }
             if let d = f["description"] { s += "  — \(d)" }
             lines.append(s)
         }

@@ -35,6 +35,7 @@ enum KerasCommand: Command {
       --image-output NAME        make output NAME an image (RGB, or grayscale for 1 channel)
       --author TEXT, --license TEXT, --short-description TEXT
       --description NAME=TEXT    description of an input or output; repeatable
+    \(flexibleShapeOptionsHelp)
     \(hookOptionsHelp)
     \(passOptionsHelp)
                                  For .mlbundle output the inference passes rewrite the stored
@@ -53,7 +54,7 @@ enum KerasCommand: Command {
                  "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias"],
         repeatable: ["--input-shape", "--description", "--input-name", "--output-name", "--image-input", "--image-output"],
         aliases: ["-o": "--output"],
-        positionalRange: 1...1).adding(hookOptionSpec).adding(passOptionSpec)
+        positionalRange: 1...1).adding(hookOptionSpec).adding(passOptionSpec).adding(flexibleShapeOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
@@ -70,8 +71,23 @@ enum KerasCommand: Command {
             }
             options.inputShapes[name] = shape
         }
-        let converter = KerasConverter(options: options)
-        var graph = try converter.convert(modelAt: input, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) })
+        // MARK: flexible shapes (FlexibleShapeOptions.swift)
+        let flexible = try flexibleShapeOptions(args)
+        let architecture = args.value("--config").map { URL(fileURLWithPath: $0) }
+        var converted: Graph?
+        while converted == nil {
+            do {
+                converted = try KerasConverter(options: options).convert(modelAt: input, architectureJSON: architecture)
+            } catch let e as KerasConversionError {
+                // An input of unknown (None) dimensions with a flexible shape defaults to its smallest / first shape.
+                guard case let .unknownInputShape(_, name, kerasShape) = e, options.inputShapes[name] == nil,
+                      let flex = flexible.first(where: { $0.name == name }),
+                      let shape = defaultKerasShape(for: flex.flexibility, kerasRank: kerasShape.count) else { throw e }
+                options.inputShapes[name] = shape
+            }
+        }
+        guard var graph = converted else { return 1 }
+        try applyFlexibleShapes(flexible, to: &graph)
         try applyDescriptionOptions(args, to: &graph)
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
                        passes: InferencePasses(run: true, disabled: disabled))

@@ -4,6 +4,7 @@
 import AtomicFile
 import CoreMLFormat
 import Foundation
+import MLConv
 import MLPrediction
 
 /// Neural-network model kinds that `predict` runs on tensors (npy / images) unless a batch or a

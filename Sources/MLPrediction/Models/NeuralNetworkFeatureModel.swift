@@ -12,9 +12,11 @@ import MLRuntime
 /// Conversions (the importer's conventions, see `CoreMLImporter`):
 /// - a multiArray input of Core ML shape `[C]` or `[C, H, W]` (channel-first, as Core ML) is given
 ///   to the graph as `[1, C]` / `[1, C, H, W]` (the graph transposes to NHWC itself); any shape
-///   holding as many values as the graph's input is reshaped to it;
+///   holding as many values as the graph's input is reshaped to it; other shapes go to the
+///   runtime with a leading 1, which accepts those the input's flexible shape allows
+///   (`shapeRange` / `enumeratedShapes`, see docs/FLEXIBLE_SHAPES.md);
 /// - an image input (`FeatureValue.image`, 8-bit interleaved) must have the described width and
-///   height; it is converted to the input's colour space (RGB ↔ BGR swap, RGB → gray by ITU-R 601
+///   height, or a size the input's flexible shape allows (`imageSizeRange` / `enumeratedSizes`); it is converted to the input's colour space (RGB ↔ BGR swap, RGB → gray by ITU-R 601
 ///   luma as `ImageIO.Image.converted(to:)`) and given as raw 0–255 values `[1, H, W, C]` — the
 ///   graph applies the model's image preprocessing (scale and biases);
 /// - a multiArray output gets its Core ML shape back (`[C]` for vectors, `[C, H, W]`), in the
@@ -112,9 +114,12 @@ public struct NeuralNetworkFeatureModel: FeatureModel {
             guard let want = f.image else {
                 throw FeatureError.typeMismatch(model: name, feature: f.name, expected: "a MultiArray", found: "Image")
             }
-            guard img.width == want.width, img.height == want.height else {
+            let channels = want.colorSpace == .grayscale ? 1 : 3
+            let allowed = f.shapeFlexibility?.allows([1, img.height, img.width, channels]) ?? false
+            guard (img.width == want.width && img.height == want.height) || allowed else {
+                let flexible = f.shapeFlexibility.map { " or a size its flexible shape \($0) (N, H, W, C) allows" } ?? ""
                 throw FeatureError.invalidValue(model: name, feature: f.name,
-                    reason: "the image is \(img.width)×\(img.height) pixels, the model takes \(want.width)×\(want.height); resize it first")
+                    reason: "the image is \(img.width)×\(img.height) pixels, the model takes \(want.width)×\(want.height)\(flexible); resize it first")
             }
             var image = Image(width: img.width, height: img.height, channels: img.channels, pixels: img.pixels)
             // Bring the pixels to RGB (or gray) first, then to the model's order.

@@ -63,7 +63,14 @@ extension ImportBuilder {
             let v = s == [l, c] ? t : try emit(base + "__rank5_in", .reshapeND(shape: [l, c]), [t])
             return LegacyView(tensor: v, lead: lead, rank: r)
         }
-        let nchw = s == [l, c, h, w] ? t : try emit(base + "__nchw", .reshapeND(shape: [l, c, h, w]), [t])
+        let nchw: String
+        if s == [l, c, h, w] {
+            nchw = t
+        } else if flexibleShapes, r >= 3, lead.allSatisfy({ $0 == 1 }) {  // [1…, C, H, W] → [1, C, H, W] at any H, W
+            nchw = try emit(base + "__nchw", r == 3 ? .expandDims(axes: [0]) : .squeeze(axes: Array(0..<(r - 4))), [t])
+        } else {
+            nchw = try emit(base + "__nchw", .reshapeND(shape: [l, c, h, w]), [t])
+        }
         let nhwc = try emit(base + "__to_nhwc", .transpose(perm: [0, 2, 3, 1]), [nchw])
         return LegacyView(tensor: nhwc, lead: lead, rank: r)
     }
@@ -89,6 +96,11 @@ extension ImportBuilder {
             target = [chw[1], chw[2]]
         }
         if shape(x) == target { return x }
+        if flexibleShapes, s.count == 4, view.rank >= 3, view.lead.allSatisfy({ $0 == 1 }), target.count == view.rank {
+            // [1, C, H, W] → [1…, C, H, W] at any H, W.
+            let op: Op = view.rank == 3 ? .squeeze(axes: [0]) : .expandDims(axes: Array(0..<(view.rank - 4)))
+            return try emit(base + "__exact", op, [x])
+        }
         return try emit(base + "__exact", .reshapeND(shape: target), [x])
     }
 }
@@ -324,12 +336,16 @@ extension CoreMLImporter {
 
     /// The blob of an image input of an EXACT network: the NHWC graph input (after its
     /// preprocessing) transposed to Core ML's [1, C, H, W], reshaped to [1, 1, C, H, W] when `rank5`.
-    static func exactImageBlob(_ name: String, rank5: Bool, builder b: ImportBuilder) throws {
+    /// With `flexibleSize` (an image size range or enumerated sizes) the rank-5 blob is made by
+    /// `expandDims` on axis 0, which holds for every size, instead of a reshape to the default size.
+    static func exactImageBlob(_ name: String, rank5: Bool, flexibleSize: Bool = false, builder b: ImportBuilder) throws {
         let t = try b.blob(name)
         let s = b.shape(t)
         guard s.count == 4 else { return }
         var x = try b.emit(name + "__to_nchw", .transpose(perm: [0, 3, 1, 2]), [t])
-        if rank5 { x = try b.emit(name + "__rank5", .reshapeND(shape: [1, 1, s[3], s[1], s[2]]), [x]) }
+        if rank5 {
+            x = try b.emit(name + "__rank5", flexibleSize ? .expandDims(axes: [0]) : .reshapeND(shape: [1, 1, s[3], s[1], s[2]]), [x])
+        }
         b.blobs[name] = x
     }
 
