@@ -43,6 +43,18 @@ final class MILCLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("} -> (%y)"), r.out)
     }
 
+    /// `inspect --graph` draws an ML program op by op (MILPicture), constants folded into labels.
+    func testInspectGraphDrawsTheProgram() throws {
+        let dot = try tempDir().appendingPathComponent("p.dot")
+        let r = CLIRun(["inspect", fixture("conv_relu_pool/model.mlpackage"), "--graph", dot.path])
+        XCTAssertEqual(r.status, 0, r.err)
+        let text = try String(contentsOf: dot, encoding: .utf8)
+        XCTAssertTrue(text.contains("function main (CoreML5)"), text)
+        XCTAssertTrue(text.contains(#"conv_0\nconv\n→ float32[1×6×10×10]\nweights: float32"#), text)
+        XCTAssertTrue(text.contains(#"y\nmax_pool"#), text)
+        XCTAssertFalse(text.contains("conv_0_strides_0"), "constant parameters are not drawn: " + text)
+    }
+
     func testCompilePredictAndCompareAPackage() throws {
         let dir = try tempDir()
         let pkg = fixture("small_cnn_fp16/model.mlpackage")

@@ -31,6 +31,8 @@ enum InspectCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
         if let out = args.value("--graph") { _ = try GraphFileWriter.format(of: out) }  // before any work
+        // MARK: ML programs drawn op by op (MILPicture.swift)
+        if ModelPicture.programReader == nil { ModelPicture.programReader = MILPicture.functions }
         var report: [String: Any]
         var text: String? = nil
         switch try ModelFileKind.detect(url) {
