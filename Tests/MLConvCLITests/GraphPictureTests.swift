@@ -118,13 +118,19 @@ final class GraphPictureTests: XCTestCase {
         XCTAssertTrue(l.contains("data\\nImage (BGR 227 × 227)"), "\(l.prefix(3))")
     }
 
-    /// A corpus ML program (in a pipeline): the function as a cluster with its op counts.
+    /// A corpus ML program (in a pipeline): the function as a cluster, drawn op by op by the MIL
+    /// reader `inspect` installs (MILPicture), or with its op counts when no reader reads it.
     func testCorpusProgramInPipeline() throws {
         let url = try TestPaths.sharedFile("corpus/mlmodel/mzietera_yolov8n_nms_pipeline_specOnly.mlmodel")
         let dot = try dotText(url)
         XCTAssertTrue(dot.contains("label=\"function main (CoreML5)\""), dot)
-        XCTAssertTrue(dot.contains("conv × 64"), dot)
+        XCTAssertEqual(labels(dot).filter { $0.contains("\\nconv\\n") }.count, 64, dot)
         XCTAssertTrue(labels(dot).contains { $0.hasPrefix("nonMaximumSuppression") }, dot)
+        let reader = ModelPicture.programReader
+        defer { ModelPicture.programReader = reader }
+        ModelPicture.programReader = { _, _ in nil }
+        let summary = try dotText(url)
+        XCTAssertTrue(summary.contains("conv × 64"), summary)
     }
 
     /// .svg and .png are drawn by Graphviz when `dot` is installed.

@@ -35,7 +35,14 @@ enum CompareCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let (ga, da) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[0]))
         let (gb, db) = try loadGraphAndDisabledPasses(URL(fileURLWithPath: args.positional[1]))
-        guard Set(ga.inputs.map(\.name)) == Set(gb.inputs.map(\.name)), Set(ga.outputs) == Set(gb.outputs) else {
+        // MARK: outputs paired by position when only their names differ (a Keras model and its
+        // coremltools conversion, whose outputs coremltools renames, e.g. "probs" → "Identity")
+        var pairB = Dictionary(uniqueKeysWithValues: ga.outputs.map { ($0, $0) })
+        if Set(ga.outputs) != Set(gb.outputs), ga.outputs.count == gb.outputs.count {
+            pairB = Dictionary(uniqueKeysWithValues: zip(ga.outputs, gb.outputs).map { ($0, $1) })
+            console.print("outputs paired by position: " + zip(ga.outputs, gb.outputs).map { "\($0) ↔ \($1)" }.joined(separator: ", "))
+        }
+        guard Set(ga.inputs.map(\.name)) == Set(gb.inputs.map(\.name)), Set(ga.outputs.compactMap { pairB[$0] }) == Set(gb.outputs) else {
             throw CLIError("the models differ in inputs or outputs: A has inputs \(ga.inputs.map(\.name)), outputs \(ga.outputs); B has inputs \(gb.inputs.map(\.name)), outputs \(gb.outputs)")
         }
         for a in ga.inputs {
@@ -77,13 +84,13 @@ enum CompareCommand: Command {
         for s in samples {
             let oa = try ma.prediction(from: s), ob = try mb.prediction(from: s)
             for name in ga.outputs {
-                let c = try compareOutputs(reference: oa[name]!.scalars, quantized: ob[name]!.scalars)
+                let c = try compareOutputs(reference: oa[name]!.scalars, quantized: ob[pairB[name] ?? name]!.scalars)
                 snrs[name, default: []].append(c.snr)
                 psnrs[name, default: []].append(c.psnr)
                 meanErr[name, default: []].append(c.meanAbsError)
                 maxErr[name] = max(maxErr[name] ?? 0, c.maxAbsError)
             }
-            if let p = ga.description.probabilitiesOutput, let a = oa[p]?.scalars, let b = ob[p]?.scalars {
+            if let p = ga.description.probabilitiesOutput, let a = oa[p]?.scalars, let b = ob[pairB[p] ?? p]?.scalars {
                 let ta = topK(a, k: 1)[0].0
                 let tb = topK(b, k: 5).map(\.0)
                 if tb.first == ta { top1 += 1 }

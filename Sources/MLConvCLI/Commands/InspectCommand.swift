@@ -31,7 +31,9 @@ enum InspectCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
         if let out = args.value("--graph") { _ = try GraphFileWriter.format(of: out) }  // before any work
-        let report: [String: Any]
+        // MARK: ML programs drawn op by op (MILPicture.swift)
+        if ModelPicture.programReader == nil { ModelPicture.programReader = MILPicture.functions }
+        var report: [String: Any]
         var text: String? = nil
         switch try ModelFileKind.detect(url) {
         case .keras:
@@ -48,6 +50,14 @@ enum InspectCommand: Command {
             let r = try CoreMLInspector.report(for: url, runCheck: runCheck)
             report = r.jsonObject
             text = r.text
+            // MARK: ML programs: the program as MIL text
+            if let program = try? Spec.Model.load(contentsOf: url.path).mlProgram(file: url.lastPathComponent) {
+                let mil = program.milText()
+                var j = report
+                j["milText"] = mil
+                report = j
+                text = (text ?? "") + "\n\nMIL program:\n" + mil
+            }
         }
         if args.has("--json") {
             let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])

@@ -64,12 +64,15 @@ enum PredictCommand: Command {
       --profile             print the time of every layer (slowest first) with the kernel that ran it
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
                             the median and minimum latency in milliseconds
+    ML programs (.mlpackage, mlProgram .mlmodel):
+    \(milOptionsHelp)
     """
     static let spec = OptionSpec(
         flags: ["--reference", "--profile"],
         single: ["--output-dir", "--threads", "--benchmark", "--crop", "--inputs", "--output-json", "--output-csv"],
         repeatable: ["--input"],
         positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"])).adding(passOptionSpec)
+        .adding(milOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
@@ -81,7 +84,8 @@ enum PredictCommand: Command {
         let keras = try parseKerasHookOptions(args)
         let disabled = try disabledPasses(args)
         let (graph, recorded) = try loadGraphAndDisabledPasses(url, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) },
-                                                               kerasOptions: keras, coreMLHooks: try coreMLHookSpecs(args), decoded: decoded)
+                                                               kerasOptions: keras, coreMLHooks: try coreMLHookSpecs(args), decoded: decoded,
+                                                               milOptions: try milImportOptions(args))
         var config = Model.Configuration()
         config.disabledPasses = disabled.union(recorded)
         if let t = try args.int("--threads") {
@@ -91,7 +95,11 @@ enum PredictCommand: Command {
         config.referenceOnly = args.has("--reference")
         let crop = try cropMode(args)
         let model = try Model(graph: graph, configuration: config)
-        let inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
+        var inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
+        // MARK: ML program states: zeros (a new state) unless given; `<state>__next` is printed
+        for s in MILStates.states(of: graph) where inputs[s.input] == nil {
+            inputs[s.input] = NDArray(shape: graph.inputs.first { $0.name == s.input }?.type.shape ?? [], repeating: 0)
+        }
         let outputs: [String: NDArray]
         if args.has("--profile") {
             _ = try model.prediction(from: inputs)  // warm-up: first runs pay for lazy initialisation
