@@ -751,6 +751,8 @@ final class LayerImporter {
 
     private func edges(_ a: Spec.BorderAmounts?) throws -> (top: Int, bottom: Int, left: Int, right: Int) {
         let e = a?.borderAmounts ?? []
+        // MARK: refused configurations (issue 10): a third entry would be dropped without a word.
+        guard e.count <= 2 else { throw LayerImportFailure("has \(e.count) border amounts; Core ML pads or crops [height, width] (2 entries)") }
         let h = e.count > 0 ? e[0] : Spec.EdgeSizes(startEdgeSize: 0, endEdgeSize: 0)
         let w = e.count > 1 ? e[1] : Spec.EdgeSizes(startEdgeSize: 0, endEdgeSize: 0)
         let v = try Checked.ints([h.startEdgeSize, h.endEdgeSize, w.startEdgeSize, w.endEdgeSize], "border amounts [top, bottom, left, right]")
