@@ -16,8 +16,8 @@ import MLRuntime
 ///   cache (`MLModelConfiguration.cacheDirectory`), keyed by the file's content hash, so later
 ///   opens of the same bytes only map the bundle;
 /// - Core ML `.mlmodel` / `.mlpackage` of every type mlconv runs (neural networks, pipelines,
-///   tree ensembles, GLMs, SVMs, kNN, encoders, ...), run as Core ML runs them on feature values.
-///   ML programs (`mlProgram`) are refused with a typed error.
+///   tree ensembles, GLMs, SVMs, kNN, encoders, ML programs, ...), run as Core ML runs them on
+///   feature values. Stateful ML programs (iOS 18 states) are refused with a typed error.
 ///
 /// Instances are immutable and thread-safe: any number of threads may predict at once.
 public final class MLModel: Sendable {
@@ -44,7 +44,7 @@ public final class MLModel: Sendable {
     /// Opens the model at `url` (see the type's documentation for the formats).
     /// - Throws: `MLModelError` (no such file, unreadable, cache not writable),
     ///   `KerasConversionError`, `BundleError`, `CoreMLFormatError`, `CoreMLImportError`,
-    ///   `FeatureError` (unsupported or Apple-proprietary model types, ML programs),
+    ///   `FeatureError` (unsupported or Apple-proprietary model types, stateful ML programs),
     ///   `RuntimeError` (a graph that cannot be prepared).
     public init(contentsOf url: URL, configuration: MLModelConfiguration = MLModelConfiguration()) throws {
         self.url = url
@@ -55,7 +55,8 @@ public final class MLModel: Sendable {
         case .coreML:
             let spec = try Spec.Model.load(contentsOf: url.path)
             let model = try CoreMLModelLoader.load(spec, context: ModelLoadContext(name: url.lastPathComponent,
-                                                                                 threadCount: max(1, configuration.threadCount)))
+                                                                                 threadCount: max(1, configuration.threadCount),
+                                                                                 modelPath: try ModelLoadContext.modelDirectory(of: url)))
             engine = .features(model)
             modelDescription = MLModelDescription(spec: spec)
             compiledModelURL = nil

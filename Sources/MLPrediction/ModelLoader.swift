@@ -8,9 +8,28 @@ public struct ModelLoadContext: Sendable {
     public var name: String
     /// Threads for neural-network stages (`MLRuntime.Model.Configuration.threadCount`).
     public var threadCount: Int
-    public init(name: String, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    /// The directory an ML program's `@model_path` names (where `weights/weight.bin` is): the
+    /// root model's directory inside an `.mlpackage`, the file's directory for an `.mlmodel`.
+    /// nil: blob-file weights are refused. See `ModelLoadContext.modelDirectory(of:)`.
+    public var modelPath: String?
+    /// How ML programs are imported (function, `--precision fp16` rounding).
+    public var programOptions: MILImportOptions
+    public init(name: String, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount,
+                modelPath: String? = nil, programOptions: MILImportOptions = MILImportOptions()) {
         self.name = name
         self.threadCount = threadCount
+        self.modelPath = modelPath
+        self.programOptions = programOptions
+    }
+    /// The `modelPath` of a model file: for an `.mlpackage` directory, the directory of the root
+    /// model its manifest names; for an `.mlmodel` file, the file's directory.
+    /// - Throws: `CoreMLFormatError.invalidPackage` for a package without a readable manifest.
+    public static func modelDirectory(of url: URL) throws -> String {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue {
+            return (try MLPackage.read(at: url.path).rootModelPath as NSString).deletingLastPathComponent
+        }
+        return url.deletingLastPathComponent().path
     }
     /// The context of a nested model (a pipeline stage).
     public func stage(_ index: Int, kind: String) -> ModelLoadContext {

@@ -324,12 +324,14 @@ final class MLModelTests: XCTestCase {
         }
     }
 
-    /// ML programs are refused with a typed error until mlconv runs them.
-    func testMLProgramPackageIsRefusedWithATypedError() throws {
-        let package = try Paths.shared("corpus/mlmodel/autonerf_superpoint.mlpackage")
-        XCTAssertThrowsError(try MLModel(contentsOf: package, configuration: try configuration())) { error in
+    /// A stateful ML program (iOS 18 states) is refused with a typed error naming its state:
+    /// feature models don't keep state between predictions (`mlconv predict` does).
+    func testStatefulMLProgramIsRefusedWithATypedError() throws {
+        let dir = Paths.fixture("mlprogram_state")
+        let package = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: dir.path).first { $0.hasSuffix(".mlpackage") })
+        XCTAssertThrowsError(try MLModel(contentsOf: dir.appendingPathComponent(package), configuration: try configuration())) { error in
             XCTAssertTrue(error is FeatureError, "\(type(of: error)): \(error)")
-            XCTAssertTrue("\(error)".lowercased().contains("mlprogram"), "\(error)")
+            XCTAssertTrue("\(error)".contains("state"), "\(error)")
         }
     }
 }

@@ -37,16 +37,17 @@ enum FeaturePrediction {
         }
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue {
-            if args.value("--inputs") != nil || args.value("--output-json") != nil || args.value("--output-csv") != nil {
-                throw UsageError("--inputs, --output-json and --output-csv do not take an .mlpackage yet; give --input NAME=FILE.npy")
-            }
-            return nil
+            // An .mlpackage: batches and JSON/CSV outputs go through feature values; single
+            // predictions on tensors read the package themselves.
+            let batch = args.value("--inputs") != nil || args.value("--output-json") != nil || args.value("--output-csv") != nil
+            return batch ? try MLPackage.read(at: url.path).model : nil
         }
         return try Spec.Model.load(contentsOf: url.path)
     }
 
     static func run(_ spec: Spec.Model, url: URL, args: ParsedArguments, console: Console) throws -> Int32 {
-        var context = ModelLoadContext(name: url.lastPathComponent)
+        var context = ModelLoadContext(name: url.lastPathComponent, modelPath: try ModelLoadContext.modelDirectory(of: url),
+                                       programOptions: try milImportOptions(args))
         if let t = try args.int("--threads") {
             guard t >= 1 else { throw UsageError("--threads must be at least 1, found \(t)") }
             context.threadCount = t

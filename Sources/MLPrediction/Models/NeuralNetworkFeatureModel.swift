@@ -33,19 +33,35 @@ public struct NeuralNetworkFeatureModel: FeatureModel {
     let signature: FeatureSignature
     let classLabels: ClassLabels?
     let probabilitiesTensor: String?
+    /// ML programs: outputs keep the graph's shape (no leading batch of 1 is dropped).
+    let exactShapes: Bool
 
-    /// Imports and compiles `spec` (a neural network model).
+    /// Imports and compiles `spec` (a neural network model, or an ML program read from
+    /// `context.modelPath`).
     /// - Throws: `CoreMLImportError` naming `context.name` when the network cannot be imported
     ///   (unsupported layers, inconsistent model), `RuntimeError` when it cannot be compiled,
     ///   `FeatureError.unsupportedModel` for other model kinds.
     public init(spec: Spec.Model, context: ModelLoadContext) throws {
+        let graph: Graph
         switch spec.type {
-        case .neuralNetwork, .neuralNetworkRegressor, .neuralNetworkClassifier: break
+        case .neuralNetwork, .neuralNetworkRegressor, .neuralNetworkClassifier:
+            graph = try CoreMLImporter.graph(from: spec, fileName: context.name)
+            exactShapes = false
+        case .other(kind: .mlProgram, _):
+            graph = try MILImporter.importModel(spec, fileName: context.name, modelPath: context.modelPath,
+                                                options: context.programOptions).graph
+            // A stateful program (iOS 18 read_state / write_state) keeps state between predictions:
+            // that is MLRuntime.StatefulModel's job, not a feature model's.
+            let states = MILStates.states(of: graph)
+            if !states.isEmpty {
+                throw FeatureError.unsupportedModel(model: context.name, kind: "mlProgram with state",
+                    hint: "the program keeps state (\(states.map(\.input).joined(separator: ", "))) across predictions; run it with `mlconv predict`, which keeps the state of one loaded model")
+            }
+            exactShapes = true  // ML program features have their exact shapes, no added batch
         default:
             throw FeatureError.unsupportedModel(model: context.name, kind: spec.kind?.name ?? "none",
-                                                hint: "NeuralNetworkFeatureModel runs neuralNetwork, neuralNetworkClassifier and neuralNetworkRegressor models")
+                                                hint: "NeuralNetworkFeatureModel runs neuralNetwork, neuralNetworkClassifier, neuralNetworkRegressor and mlProgram models")
         }
-        let graph = try CoreMLImporter.graph(from: spec, fileName: context.name)
         runtime = try MLRuntime.Model(graph: graph, configuration: .init(threadCount: max(1, context.threadCount)))
         name = context.name
         modelDescription = spec.description ?? Spec.ModelDescription()
@@ -146,7 +162,7 @@ public struct NeuralNetworkFeatureModel: FeatureModel {
         let values = a.scalars.map(Double.init)
         var shape = a.shape
         // The graph adds a leading batch dimension of 1 to Core ML's [C] and [C, H, W] shapes.
-        if shape.first == 1, shape.count == 2 || shape.count == 4, t.shape.count != shape.count {
+        if !exactShapes, shape.first == 1, shape.count == 2 || shape.count == 4, t.shape.count != shape.count {
             shape.removeFirst()
         }
         return try MultiArray(shape: shape, dataType: dt, values: values)
@@ -155,9 +171,10 @@ public struct NeuralNetworkFeatureModel: FeatureModel {
 
 extension CoreMLModelLoader {
     /// Rows for `neuralNetwork`, `neuralNetworkClassifier`, `neuralNetworkRegressor`
-    /// (`NeuralNetworkFeatureModel`). `mlProgram` is not imported by mlconv and has no row.
+    /// and `mlProgram` (`NeuralNetworkFeatureModel`; stateful programs are refused).
     static func registerNeuralNetworks(_ t: inout [Spec.ModelKind: Loader]) {
         let load: Loader = { spec, context in try NeuralNetworkFeatureModel(spec: spec, context: context) }
+        t[.mlProgram] = load
         t[.neuralNetwork] = load
         t[.neuralNetworkClassifier] = load
         t[.neuralNetworkRegressor] = load
