@@ -110,3 +110,20 @@ def test_image_in_image_out():
     img = out["generatedImage"]
     assert isinstance(img, Image.Image) and img.mode == "RGB" and img.size == (256, 256)
     assert np.array_equal(np.asarray(img), pixels)
+
+
+@pytest.mark.parametrize("name,tol", [("dense_softmax_fp32", 1e-4), ("mobilenet_block_fp32", 1e-4), ("dense_softmax_fp16", 1e-2)])
+def test_ml_program_package_matches_keras(name, tol):
+    """An .mlpackage written by coremltools 8.3 from a Keras model (Fixtures/mlprogram): the output
+    keys, shape, dtype (float32, as described) and Keras's recorded values."""
+    d = fixture("mlprogram", name)
+    m = ct.models.MLModel(str(d / "model.mlpackage"))
+    x_name = next(p.name for p in d.iterdir() if p.name.startswith("input_"))[len("input_"):-len(".npy")]
+    x = np.load(d / f"input_{x_name}.npy")
+    ref = np.load(d / "expected_Identity.npy")
+    out = m.predict({x_name: x})
+    assert set(out) == {"Identity"}
+    y = out["Identity"]
+    assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.shape == ref.shape
+    scale = max(float(np.abs(ref).max()), 1e-12)
+    assert float(np.abs(y - ref).max()) / scale <= tol
