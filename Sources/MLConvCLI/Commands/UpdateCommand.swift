@@ -53,6 +53,9 @@ enum UpdateCommand: Command {
                                           "--add-loss", "--loss-input", "--target"],
                                  aliases: ["-o": "--output"], positionalRange: 1...1)
 
+    // Swift 6.3.1 crashes in release builds optimising this function (SIL CopyPropagation:
+    // "Found outside of lifetime use" on the switch over Spec.ModelType); not optimised until fixed.
+    @_optimize(none)
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let path = args.positional[0]
         let output = try args.required("--output")
