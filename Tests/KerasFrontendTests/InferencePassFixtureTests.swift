@@ -28,6 +28,8 @@ final class InferencePassFixtureTests: XCTestCase {
         var fusedGraph = graph
         let changed = Set(try PassPipeline.inference.run(on: &fusedGraph)).intersection(Self.issue12Passes)
         XCTAssertEqual(changed, expected, "\(name): passes that changed the graph", file: file, line: line)
+        var again = fusedGraph
+        XCTAssertEqual(try PassPipeline.inference.run(on: &again), [], "\(name): the pipeline is idempotent", file: file, line: line)
         print("inference passes \(name): \(graph.nodes.count) → \(fusedGraph.nodes.count) nodes (\(changed.sorted().joined(separator: ", ")))")
 
         var feeds: [String: NDArray] = [:]
