@@ -35,9 +35,9 @@ def path(p):
     return p if os.path.isabs(p) else os.path.join(ROOT, "Fixtures/keras", p)
 
 
-def ours(mlconv, fx, tmp, threads, runs):
+def ours(mlconv, fx, tmp, threads, runs, extra=()):
     bundle = os.path.join(tmp, fx["name"] + ".mlbundle")
-    cmd = [mlconv, "keras", path(fx["model"]), "-o", bundle] + fx.get("mlconv_args", [])
+    cmd = [mlconv, "keras", path(fx["model"]), "-o", bundle] + fx.get("mlconv_args", []) + list(extra)
     if fx.get("config"):
         cmd += ["--config", path(fx["config"])]
     t = time.perf_counter()
@@ -93,6 +93,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=None,
                     help="measure mlconv (and --baseline) this many times, alternating, and keep the fastest median "
                          "(default 1; 3 with --baseline, so a busy moment does not land on one binary only)")
+    # MARK: inference passes (issue 12)
+    ap.add_argument("--baseline-args", default="",
+                    help="extra `mlconv keras` arguments for the baseline, e.g. \"--disable-pass fuse_activation\" "
+                         "(with --baseline set to the same binary: the same build with passes off, recorded in its bundle)")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(ROOT, "Fixtures/keras/manifest.json")))
@@ -115,7 +119,7 @@ def main():
                 c, o = ours(a.mlconv, fx, tmp, a.threads, a.runs)
                 conv_ms, our_ms = min(conv_ms or c, c), min(our_ms or o, o)
                 if a.baseline:
-                    b = ours(a.baseline, fx, tmp, a.threads, a.runs)[1]
+                    b = ours(a.baseline, fx, tmp, a.threads, a.runs, a.baseline_args.split())[1]
                     base_ms = min(base_ms or b, b)
             tf_ms, ort_ms = peers(fx, tmp, a.threads, a.runs)
             rows.append((fx["name"], conv_ms, our_ms, tf_ms, ort_ms, base_ms))

@@ -53,6 +53,9 @@ enum UpdateCommand: Command {
                                           "--add-loss", "--loss-input", "--target"],
                                  aliases: ["-o": "--output"], positionalRange: 1...1)
 
+    // Swift 6.3.1 crashes in release builds optimising this function (SIL CopyPropagation:
+    // "Found outside of lifetime use" on the switch over Spec.ModelType); not optimised until fixed.
+    @_optimize(none)
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let path = args.positional[0]
         let output = try args.required("--output")
@@ -106,11 +109,14 @@ enum UpdateCommand: Command {
         let rows = try trainingRows(dataPath, model: model, name: name)
         let bar = isatty(STDOUT_FILENO) == 1
         var totalBatches = 0
+        // Read before the closure: Swift 6.3.1's release optimiser crashes on the captured `var model`.
+        let isKNearestNeighbors = model.kind == .kNearestNeighborsClassifier
+            || model.pipelineModels.last?.kind == .kNearestNeighborsClassifier
         let task = try UpdateTask(model: model, name: name, trainingData: rows, parameters: overrides) { ctx in
             let s = ctx.parameters
             switch ctx.event {
             case .trainingBegin:
-                if model.kind == .kNearestNeighborsClassifier || model.pipelineModels.last?.kind == .kNearestNeighborsClassifier {
+                if isKNearestNeighbors {
                     console.print("\(name): \(rows.count) example\(rows.count == 1 ? "" : "s") added to the k-nearest-neighbours index")
                 } else if let s {
                     let opt: String

@@ -18,8 +18,14 @@ public struct PassPipeline: Sendable {
     /// store in an `.mlbundle`, and by `MLRuntime.Model.init` at load (unless `referenceOnly`),
     /// so bundles written before the pipeline existed get the same rewrites. Every pass in it
     /// is idempotent: running the pipeline twice changes nothing the second time.
-    /// Order: `fuse_pad_into_conv`.
-    public static let inference = PassPipeline(uncheckedPasses: [FusePadIntoConv()])
+    /// Order: `remove_no_op_nodes`, `merge_reshapes_transposes`, `fuse_pad_into_conv`,
+    /// `fold_batchnorm_into_conv`, `fuse_activation` (a batch norm is folded before the activation
+    /// after it is fused, so conv → batch norm → ReLU becomes one convolution).
+    public static let inference = PassPipeline(uncheckedPasses: [
+        RemoveNoOpNodes(), MergeReshapesTransposes(), FusePadIntoConv(),
+        // MARK: inference passes (issue 12)
+        FoldBatchNormIntoConv(), FuseActivation(),
+    ])
 
     /// - Throws: `GraphError.duplicatePassName` when two passes share a name.
     public init(_ passes: [any GraphPass]) throws(GraphError) {
