@@ -84,6 +84,10 @@ NEWER_THAN_CT7 = {
     "CoreML.Specification.ModelDescription.state",
     "CoreML.Specification.ModelDescription.functions",
     "CoreML.Specification.ModelDescription.defaultFunctionName",
+    "CoreML.Specification.MILSpec.StateType",
+    "CoreML.Specification.MILSpec.ValueType.stateType",
+    *(f"CoreML.Specification.MILSpec.DataType.{v}" for v in
+      ("FLOAT8E4M3FN", "FLOAT8E5M2", "INT4", "UINT4", "UINT2", "UINT1", "UINT6", "UINT3")),
 }
 
 # Messages kept empty on purpose: model kinds mlconv recognises by name only (their content is
@@ -96,14 +100,14 @@ INTENTIONALLY_EMPTY = {
     "CoreML.Specification.CoreMLModels.Gazetteer",
     "CoreML.Specification.CoreMLModels.WordEmbedding",
     "CoreML.Specification.CoreMLModels.AudioFeaturePrint",
-    "CoreML.Specification.MILSpec.Program",
     "CoreML.Specification.CustomModel",
     "CoreML.Specification.LinkedModel",
 }
 
 # Files whose messages must declare every field and enum value coremltools has (the classical
 # model kinds, whose Swift types Scripts/gen-swift-spec generates). Other files are subsets.
-COMPLETE_FILES = {"OtherModels.proto", "DataStructures.proto", "Parameters.proto", "NeuralNetwork.proto"}
+COMPLETE_FILES = {"OtherModels.proto", "DataStructures.proto", "Parameters.proto", "NeuralNetwork.proto",
+                  "MIL.proto"}
 
 
 def cmd_schema(_args):
@@ -137,7 +141,7 @@ def cmd_schema(_args):
         apple_values = {v.name: v.number for v in ae.values}
         for v in e.value:
             if v.name not in apple_values:
-                errors.append(f"enum {full}.{v.name}: not in coremltools")
+                missing_in_ct(f"{full}.{v.name}", f"enum {full}.{v.name}: not in coremltools")
             elif apple_values[v.name] != v.number:
                 errors.append(f"enum {full}.{v.name} = {v.number}, coremltools has {apple_values[v.name]}")
         missing = set(apple_values) - {v.name for v in e.value}

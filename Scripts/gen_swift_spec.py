@@ -26,6 +26,10 @@ Output (committed; `swift build` never runs this script):
     Generated/NeuralNetwork.swift        the NeuralNetwork.proto messages reachable from
                                          `NeuralNetworkLayer.layer` (layer parameters), with
                                          decoders AND encoders and `unknownFields` (codec mode)
+    Generated/MIL.swift                  every message and enum of MIL.proto (ML programs) under
+                                         `Spec.MILSpec`, codec mode; `map<string, Message>` fields
+                                         are dictionaries (encoded in key order); oneofs are
+                                         `indirect` enums (MIL types and values are recursive)
     Generated/LayerParameters.swift      `Spec.LayerParameters`: one case per member of the
                                          `NeuralNetworkLayer.layer` oneof (payload: its
                                          parameters type), its field number, Apple's name,
@@ -109,6 +113,9 @@ GENERATED_SELECTED = [
 SELECTED_INPUTS = ["DataStructures.proto", "NeuralNetwork.proto", "Parameters.proto"]
 # Messages recognised by name only (their content stays verbatim bytes): not generated.
 OPAQUE = {"CoreML.Specification.CustomModel", "CoreML.Specification.LinkedModel"}
+# MIL.proto (ML programs): every message and enum, codec mode, under `Spec.MILSpec`.
+MIL_PACKAGE = "CoreML.Specification.MILSpec"
+MIL_INPUTS = ["MIL.proto"]
 # Message full name -> hand-written Swift type to use instead of generating one.
 REUSE = {}
 # NeuralNetwork.proto: the layer parameters are generated with encoders (codec mode). Only the
@@ -262,6 +269,7 @@ class Generator:
         # those reachable from the GENERATED_SELECTED roots (NetworkUpdate.swift's messages and
         # the Parameters.proto / DataStructures.proto messages they use), so updateParams can be
         # written. Every other message of those files stays decode only.
+        self.mil_names = {m.name for k, (m, fn, p) in schema.messages.items() if fn == "MIL.proto"}
         self.codec = set()
         for proto, _, roots in GENERATED_SELECTED:
             self.codec |= set(self.reachable([f"{PACKAGE}.{r}" for r in roots])[1])
@@ -276,6 +284,9 @@ class Generator:
             m = self.s.messages[sub][0]
             if m.options.map_entry:
                 k, v = m.field[0], m.field[1]
+                if k.type == FDP.TYPE_STRING and v.type == FDP.TYPE_MESSAGE:
+                    vt = swift_type_name(v.type_name.lstrip("."))
+                    return (f"[String: {vt}]", "[:]", f"try r.messageMap({f.number}, as: {vt}.self)")
                 if k.type not in SCALARS or v.type not in SCALARS or v.type == FDP.TYPE_BYTES:
                     sys.exit(f"gen-swift-spec: {msg_full}.{f.name}: map value type not supported")
                 kt, kr = SCALARS[k.type][0], SCALARS[k.type][1]
@@ -317,7 +328,12 @@ class Generator:
 
     def oneof_type_name(self, m, oneof_name):
         name = upper_camel(oneof_name)
-        taken = {m.name} | {n.name for n in m.nested_type} | {e.name for e in m.enum_type}
+        # `Type` would name the metatype (`X.Type`), so it is never used as a nested type name.
+        taken = {m.name, "Type"} | {n.name for n in m.nested_type} | {e.name for e in m.enum_type}
+        if m.name in self.mil_names:
+            # MIL: a oneof named like any MIL message (`value` in Value, ImmediateValue and
+            # TensorValue) would shadow that message inside the type.
+            taken |= self.mil_names
         return name + "Oneof" if name in taken else name
 
     def enum_decl(self, full, indent):
@@ -386,7 +402,10 @@ class Generator:
             tname = self.oneof_type_name(m, o.name)
             out.append("")
             out.append(f"{i2}/// Members of the `{o.name}` oneof.")
-            out.append(f"{i2}public enum {tname}: Equatable, Sendable {{")
+            # MIL's types and values are recursive (a list type holds a value type, a value a
+            # tuple of values): their oneof payloads are boxed so the structs have a size.
+            indirect = "indirect " if full.startswith(MIL_PACKAGE + ".") else ""
+            out.append(f"{i2}public {indirect}enum {tname}: Equatable, Sendable {{")
             for j, f in enumerate(m.field):
                 if f.HasField("oneof_index") and f.oneof_index == k:
                     t, _ = self.member_info(f)
@@ -415,7 +434,10 @@ class Generator:
         if f.type == FDP.TYPE_MESSAGE:
             sub = self.s.messages[f.type_name.lstrip(".")][0]
             if sub.options.map_entry:
-                sys.exit(f"gen-swift-spec: field {f.name}: map fields cannot be encoded yet")
+                k, v = sub.field[0], sub.field[1]
+                if k.type == FDP.TYPE_STRING and v.type == FDP.TYPE_MESSAGE:
+                    return f"try w.set({n}, messageMap: {value})"
+                sys.exit(f"gen-swift-spec: field {f.name}: only map<string, message> fields can be encoded")
             return f"try w.set({n}, {'messages' if repeated else 'message'}: {value})"
         if f.type == FDP.TYPE_ENUM:
             return (f"w.set({n}, enumValues: {value}.map {{ $0.rawValue }})" if repeated
@@ -525,6 +547,23 @@ class Generator:
         # keep top-level declarations only (nested ones come with their parent)
         tops = lambda d: [k for k, (x, fn, p) in d.items() if len(p) == 2 and k in seen]
         return tops(self.s.enums), tops(self.s.messages)
+
+    def mil_body(self):
+        """Every enum and message of MIL.proto, with decoders and encoders, under Spec.MILSpec
+        (the namespace `Spec.MILSpec` itself is declared by hand in MILProgram.swift)."""
+        tops_m = [k for k, (m, fn, p) in self.s.messages.items() if fn == "MIL.proto" and len(p) == 2]
+        tops_e = [k for k, (e, fn, p) in self.s.enums.items() if fn == "MIL.proto" and len(p) == 2]
+        lines = ["import CCoreMLProto", ""]
+        for full in tops_e:
+            lines += ["extension Spec.MILSpec {"] + self.enum_decl(full, "    ") + ["}", ""]
+        for full in tops_m:
+            lines += ["extension Spec.MILSpec {"] + self.struct_decl(full, "    ", codec=True) + ["}", ""]
+        lines.append("// MARK: - Coding (Swift value <-> protobuf-c message, via CReader / CWriter)")
+        lines.append("")
+        for full in tops_m:
+            for block in self.decoder(full, codec=True):
+                lines += block + [""]
+        return "\n".join(lines).rstrip("\n") + "\n"
 
     def layer_members(self):
         layer, _, _ = self.s.messages[f"{PACKAGE}.NeuralNetworkLayer"]
@@ -708,6 +747,7 @@ def main():
         files[swift] = render(gen.proto_file_body(proto, collisions, roots), hs, SELECTED_INPUTS)
     files["NeuralNetwork.swift"] = render(gen.nn_body(collisions), h)
     files["LayerParameters.swift"] = render(gen.layer_parameters_body(), h)
+    files["MIL.swift"] = render(gen.mil_body(), proto_hash(MIL_INPUTS), MIL_INPUTS)
     stale = []
     os.makedirs(OUT_DIR, exist_ok=True)
     for name, text in files.items():

@@ -7,6 +7,18 @@
 #endif
 
 #include "MIL.pb-c.h"
+void   core_ml__specification__milspec__program__functions_entry__init
+                     (CoreML__Specification__MILSpec__Program__FunctionsEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Program__FunctionsEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__PROGRAM__FUNCTIONS_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__program__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Program__AttributesEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Program__AttributesEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__PROGRAM__ATTRIBUTES_ENTRY__INIT;
+  *message = init_value;
+}
 void   core_ml__specification__milspec__program__init
                      (CoreML__Specification__MILSpec__Program         *message)
 {
@@ -52,9 +64,1049 @@ void   core_ml__specification__milspec__program__free_unpacked
   assert(message->base.descriptor == &core_ml__specification__milspec__program__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-#define core_ml__specification__milspec__program__field_descriptors NULL
-#define core_ml__specification__milspec__program__field_indices_by_name NULL
-#define core_ml__specification__milspec__program__number_ranges NULL
+void   core_ml__specification__milspec__function__block_specializations_entry__init
+                     (CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__BLOCK_SPECIALIZATIONS_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__function__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Function__AttributesEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Function__AttributesEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__ATTRIBUTES_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__function__init
+                     (CoreML__Specification__MILSpec__Function         *message)
+{
+  static const CoreML__Specification__MILSpec__Function init_value = CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__function__get_packed_size
+                     (const CoreML__Specification__MILSpec__Function *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__function__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__function__pack
+                     (const CoreML__Specification__MILSpec__Function *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__function__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__function__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Function *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__function__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Function *
+       core_ml__specification__milspec__function__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Function *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__function__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__function__free_unpacked
+                     (CoreML__Specification__MILSpec__Function *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__function__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__block__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Block__AttributesEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Block__AttributesEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__BLOCK__ATTRIBUTES_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__block__init
+                     (CoreML__Specification__MILSpec__Block         *message)
+{
+  static const CoreML__Specification__MILSpec__Block init_value = CORE_ML__SPECIFICATION__MILSPEC__BLOCK__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__block__get_packed_size
+                     (const CoreML__Specification__MILSpec__Block *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__block__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__block__pack
+                     (const CoreML__Specification__MILSpec__Block *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__block__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__block__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Block *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__block__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Block *
+       core_ml__specification__milspec__block__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Block *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__block__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__block__free_unpacked
+                     (CoreML__Specification__MILSpec__Block *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__block__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__argument__binding__init
+                     (CoreML__Specification__MILSpec__Argument__Binding         *message)
+{
+  static const CoreML__Specification__MILSpec__Argument__Binding init_value = CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__argument__init
+                     (CoreML__Specification__MILSpec__Argument         *message)
+{
+  static const CoreML__Specification__MILSpec__Argument init_value = CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__argument__get_packed_size
+                     (const CoreML__Specification__MILSpec__Argument *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__argument__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__argument__pack
+                     (const CoreML__Specification__MILSpec__Argument *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__argument__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__argument__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Argument *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__argument__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Argument *
+       core_ml__specification__milspec__argument__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Argument *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__argument__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__argument__free_unpacked
+                     (CoreML__Specification__MILSpec__Argument *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__argument__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__operation__inputs_entry__init
+                     (CoreML__Specification__MILSpec__Operation__InputsEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Operation__InputsEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__OPERATION__INPUTS_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__operation__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Operation__AttributesEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__Operation__AttributesEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__OPERATION__ATTRIBUTES_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__operation__init
+                     (CoreML__Specification__MILSpec__Operation         *message)
+{
+  static const CoreML__Specification__MILSpec__Operation init_value = CORE_ML__SPECIFICATION__MILSPEC__OPERATION__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__operation__get_packed_size
+                     (const CoreML__Specification__MILSpec__Operation *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__operation__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__operation__pack
+                     (const CoreML__Specification__MILSpec__Operation *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__operation__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__operation__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Operation *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__operation__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Operation *
+       core_ml__specification__milspec__operation__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Operation *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__operation__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__operation__free_unpacked
+                     (CoreML__Specification__MILSpec__Operation *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__operation__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__named_value_type__init
+                     (CoreML__Specification__MILSpec__NamedValueType         *message)
+{
+  static const CoreML__Specification__MILSpec__NamedValueType init_value = CORE_ML__SPECIFICATION__MILSPEC__NAMED_VALUE_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__named_value_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__NamedValueType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__named_value_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__named_value_type__pack
+                     (const CoreML__Specification__MILSpec__NamedValueType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__named_value_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__named_value_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__NamedValueType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__named_value_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__NamedValueType *
+       core_ml__specification__milspec__named_value_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__NamedValueType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__named_value_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__named_value_type__free_unpacked
+                     (CoreML__Specification__MILSpec__NamedValueType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__named_value_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__value_type__init
+                     (CoreML__Specification__MILSpec__ValueType         *message)
+{
+  static const CoreML__Specification__MILSpec__ValueType init_value = CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__value_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__ValueType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__value_type__pack
+                     (const CoreML__Specification__MILSpec__ValueType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__value_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ValueType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__ValueType *
+       core_ml__specification__milspec__value_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__ValueType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__value_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__value_type__free_unpacked
+                     (CoreML__Specification__MILSpec__ValueType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__value_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__tensor_type__attributes_entry__init
+                     (CoreML__Specification__MILSpec__TensorType__AttributesEntry         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorType__AttributesEntry init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_TYPE__ATTRIBUTES_ENTRY__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_type__init
+                     (CoreML__Specification__MILSpec__TensorType         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorType init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__tensor_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__TensorType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__tensor_type__pack
+                     (const CoreML__Specification__MILSpec__TensorType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__tensor_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TensorType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__TensorType *
+       core_ml__specification__milspec__tensor_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__TensorType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__tensor_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__tensor_type__free_unpacked
+                     (CoreML__Specification__MILSpec__TensorType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__tuple_type__init
+                     (CoreML__Specification__MILSpec__TupleType         *message)
+{
+  static const CoreML__Specification__MILSpec__TupleType init_value = CORE_ML__SPECIFICATION__MILSPEC__TUPLE_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__tuple_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__TupleType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__tuple_type__pack
+                     (const CoreML__Specification__MILSpec__TupleType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__tuple_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TupleType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__TupleType *
+       core_ml__specification__milspec__tuple_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__TupleType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__tuple_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__tuple_type__free_unpacked
+                     (CoreML__Specification__MILSpec__TupleType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__list_type__init
+                     (CoreML__Specification__MILSpec__ListType         *message)
+{
+  static const CoreML__Specification__MILSpec__ListType init_value = CORE_ML__SPECIFICATION__MILSPEC__LIST_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__list_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__ListType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__list_type__pack
+                     (const CoreML__Specification__MILSpec__ListType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__list_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ListType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__ListType *
+       core_ml__specification__milspec__list_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__ListType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__list_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__list_type__free_unpacked
+                     (CoreML__Specification__MILSpec__ListType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__dictionary_type__init
+                     (CoreML__Specification__MILSpec__DictionaryType         *message)
+{
+  static const CoreML__Specification__MILSpec__DictionaryType init_value = CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__dictionary_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__DictionaryType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__dictionary_type__pack
+                     (const CoreML__Specification__MILSpec__DictionaryType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__dictionary_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__DictionaryType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__DictionaryType *
+       core_ml__specification__milspec__dictionary_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__DictionaryType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__dictionary_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__dictionary_type__free_unpacked
+                     (CoreML__Specification__MILSpec__DictionaryType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__state_type__init
+                     (CoreML__Specification__MILSpec__StateType         *message)
+{
+  static const CoreML__Specification__MILSpec__StateType init_value = CORE_ML__SPECIFICATION__MILSPEC__STATE_TYPE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__state_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__StateType *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__state_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__state_type__pack
+                     (const CoreML__Specification__MILSpec__StateType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__state_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__state_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__StateType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__state_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__StateType *
+       core_ml__specification__milspec__state_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__StateType *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__state_type__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__state_type__free_unpacked
+                     (CoreML__Specification__MILSpec__StateType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__state_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__dimension__constant_dimension__init
+                     (CoreML__Specification__MILSpec__Dimension__ConstantDimension         *message)
+{
+  static const CoreML__Specification__MILSpec__Dimension__ConstantDimension init_value = CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__CONSTANT_DIMENSION__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__dimension__unknown_dimension__init
+                     (CoreML__Specification__MILSpec__Dimension__UnknownDimension         *message)
+{
+  static const CoreML__Specification__MILSpec__Dimension__UnknownDimension init_value = CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__UNKNOWN_DIMENSION__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__dimension__init
+                     (CoreML__Specification__MILSpec__Dimension         *message)
+{
+  static const CoreML__Specification__MILSpec__Dimension init_value = CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__dimension__get_packed_size
+                     (const CoreML__Specification__MILSpec__Dimension *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dimension__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__dimension__pack
+                     (const CoreML__Specification__MILSpec__Dimension *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dimension__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__dimension__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Dimension *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dimension__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Dimension *
+       core_ml__specification__milspec__dimension__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Dimension *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__dimension__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__dimension__free_unpacked
+                     (CoreML__Specification__MILSpec__Dimension *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__dimension__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__value__immediate_value__init
+                     (CoreML__Specification__MILSpec__Value__ImmediateValue         *message)
+{
+  static const CoreML__Specification__MILSpec__Value__ImmediateValue init_value = CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__value__blob_file_value__init
+                     (CoreML__Specification__MILSpec__Value__BlobFileValue         *message)
+{
+  static const CoreML__Specification__MILSpec__Value__BlobFileValue init_value = CORE_ML__SPECIFICATION__MILSPEC__VALUE__BLOB_FILE_VALUE__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__value__init
+                     (CoreML__Specification__MILSpec__Value         *message)
+{
+  static const CoreML__Specification__MILSpec__Value init_value = CORE_ML__SPECIFICATION__MILSPEC__VALUE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__value__get_packed_size
+                     (const CoreML__Specification__MILSpec__Value *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__value__pack
+                     (const CoreML__Specification__MILSpec__Value *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Value *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__Value *
+       core_ml__specification__milspec__value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__Value *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__value__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__value__free_unpacked
+                     (CoreML__Specification__MILSpec__Value *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__tensor_value__repeated_floats__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedFloats         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedFloats init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_FLOATS__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_doubles__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_DOUBLES__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_ints__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedInts         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedInts init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_INTS__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_long_ints__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_LONG_INTS__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_bools__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedBools         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedBools init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_BOOLS__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_strings__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedStrings         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedStrings init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_STRINGS__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__repeated_bytes__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedBytes         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue__RepeatedBytes init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_BYTES__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__tensor_value__init
+                     (CoreML__Specification__MILSpec__TensorValue         *message)
+{
+  static const CoreML__Specification__MILSpec__TensorValue init_value = CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__tensor_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__TensorValue *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__tensor_value__pack
+                     (const CoreML__Specification__MILSpec__TensorValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__tensor_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TensorValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__TensorValue *
+       core_ml__specification__milspec__tensor_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__TensorValue *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__tensor_value__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__tensor_value__free_unpacked
+                     (CoreML__Specification__MILSpec__TensorValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__tensor_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__tuple_value__init
+                     (CoreML__Specification__MILSpec__TupleValue         *message)
+{
+  static const CoreML__Specification__MILSpec__TupleValue init_value = CORE_ML__SPECIFICATION__MILSPEC__TUPLE_VALUE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__tuple_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__TupleValue *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__tuple_value__pack
+                     (const CoreML__Specification__MILSpec__TupleValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__tuple_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TupleValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__TupleValue *
+       core_ml__specification__milspec__tuple_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__TupleValue *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__tuple_value__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__tuple_value__free_unpacked
+                     (CoreML__Specification__MILSpec__TupleValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__tuple_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__list_value__init
+                     (CoreML__Specification__MILSpec__ListValue         *message)
+{
+  static const CoreML__Specification__MILSpec__ListValue init_value = CORE_ML__SPECIFICATION__MILSPEC__LIST_VALUE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__list_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__ListValue *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__list_value__pack
+                     (const CoreML__Specification__MILSpec__ListValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__list_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ListValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__ListValue *
+       core_ml__specification__milspec__list_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__ListValue *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__list_value__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__list_value__free_unpacked
+                     (CoreML__Specification__MILSpec__ListValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__list_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   core_ml__specification__milspec__dictionary_value__key_value_pair__init
+                     (CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair         *message)
+{
+  static const CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair init_value = CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_VALUE__KEY_VALUE_PAIR__INIT;
+  *message = init_value;
+}
+void   core_ml__specification__milspec__dictionary_value__init
+                     (CoreML__Specification__MILSpec__DictionaryValue         *message)
+{
+  static const CoreML__Specification__MILSpec__DictionaryValue init_value = CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_VALUE__INIT;
+  *message = init_value;
+}
+size_t core_ml__specification__milspec__dictionary_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__DictionaryValue *message)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t core_ml__specification__milspec__dictionary_value__pack
+                     (const CoreML__Specification__MILSpec__DictionaryValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t core_ml__specification__milspec__dictionary_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__DictionaryValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+CoreML__Specification__MILSpec__DictionaryValue *
+       core_ml__specification__milspec__dictionary_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (CoreML__Specification__MILSpec__DictionaryValue *)
+     protobuf_c_message_unpack (&core_ml__specification__milspec__dictionary_value__descriptor,
+                                allocator, len, data);
+}
+void   core_ml__specification__milspec__dictionary_value__free_unpacked
+                     (CoreML__Specification__MILSpec__DictionaryValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &core_ml__specification__milspec__dictionary_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__program__functions_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program__FunctionsEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program__FunctionsEntry, value),
+    &core_ml__specification__milspec__function__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__program__functions_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__program__functions_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__program__functions_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Program.FunctionsEntry",
+  "FunctionsEntry",
+  "CoreML__Specification__MILSpec__Program__FunctionsEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Program__FunctionsEntry),
+  2,
+  core_ml__specification__milspec__program__functions_entry__field_descriptors,
+  core_ml__specification__milspec__program__functions_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__program__functions_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__program__functions_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__program__attributes_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program__AttributesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program__AttributesEntry, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__program__attributes_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__program__attributes_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__program__attributes_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Program.AttributesEntry",
+  "AttributesEntry",
+  "CoreML__Specification__MILSpec__Program__AttributesEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Program__AttributesEntry),
+  2,
+  core_ml__specification__milspec__program__attributes_entry__field_descriptors,
+  core_ml__specification__milspec__program__attributes_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__program__attributes_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__program__attributes_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__program__field_descriptors[4] =
+{
+  {
+    "version",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program, version),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "functions",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Program, n_functions),
+    offsetof(CoreML__Specification__MILSpec__Program, functions),
+    &core_ml__specification__milspec__program__functions_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "docString",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Program, docstring),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributes",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Program, n_attributes),
+    offsetof(CoreML__Specification__MILSpec__Program, attributes),
+    &core_ml__specification__milspec__program__attributes_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__program__field_indices_by_name[] = {
+  3,   /* field[3] = attributes */
+  2,   /* field[2] = docString */
+  1,   /* field[1] = functions */
+  0,   /* field[0] = version */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__program__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
 const ProtobufCMessageDescriptor core_ml__specification__milspec__program__descriptor =
 {
   PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
@@ -63,10 +1115,1995 @@ const ProtobufCMessageDescriptor core_ml__specification__milspec__program__descr
   "CoreML__Specification__MILSpec__Program",
   "CoreML.Specification.MILSpec",
   sizeof(CoreML__Specification__MILSpec__Program),
-  0,
+  4,
   core_ml__specification__milspec__program__field_descriptors,
   core_ml__specification__milspec__program__field_indices_by_name,
-  0,  core_ml__specification__milspec__program__number_ranges,
+  1,  core_ml__specification__milspec__program__number_ranges,
   (ProtobufCMessageInit) core_ml__specification__milspec__program__init,
   NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__function__block_specializations_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry, value),
+    &core_ml__specification__milspec__block__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__function__block_specializations_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__function__block_specializations_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__function__block_specializations_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Function.BlockSpecializationsEntry",
+  "BlockSpecializationsEntry",
+  "CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry),
+  2,
+  core_ml__specification__milspec__function__block_specializations_entry__field_descriptors,
+  core_ml__specification__milspec__function__block_specializations_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__function__block_specializations_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__function__block_specializations_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__function__attributes_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Function__AttributesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Function__AttributesEntry, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__function__attributes_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__function__attributes_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__function__attributes_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Function.AttributesEntry",
+  "AttributesEntry",
+  "CoreML__Specification__MILSpec__Function__AttributesEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Function__AttributesEntry),
+  2,
+  core_ml__specification__milspec__function__attributes_entry__field_descriptors,
+  core_ml__specification__milspec__function__attributes_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__function__attributes_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__function__attributes_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__function__field_descriptors[4] =
+{
+  {
+    "inputs",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Function, n_inputs),
+    offsetof(CoreML__Specification__MILSpec__Function, inputs),
+    &core_ml__specification__milspec__named_value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "opset",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Function, opset),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "block_specializations",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Function, n_block_specializations),
+    offsetof(CoreML__Specification__MILSpec__Function, block_specializations),
+    &core_ml__specification__milspec__function__block_specializations_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributes",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Function, n_attributes),
+    offsetof(CoreML__Specification__MILSpec__Function, attributes),
+    &core_ml__specification__milspec__function__attributes_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__function__field_indices_by_name[] = {
+  3,   /* field[3] = attributes */
+  2,   /* field[2] = block_specializations */
+  0,   /* field[0] = inputs */
+  1,   /* field[1] = opset */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__function__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__function__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Function",
+  "Function",
+  "CoreML__Specification__MILSpec__Function",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Function),
+  4,
+  core_ml__specification__milspec__function__field_descriptors,
+  core_ml__specification__milspec__function__field_indices_by_name,
+  1,  core_ml__specification__milspec__function__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__function__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__block__attributes_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Block__AttributesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Block__AttributesEntry, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__block__attributes_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__block__attributes_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__block__attributes_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Block.AttributesEntry",
+  "AttributesEntry",
+  "CoreML__Specification__MILSpec__Block__AttributesEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Block__AttributesEntry),
+  2,
+  core_ml__specification__milspec__block__attributes_entry__field_descriptors,
+  core_ml__specification__milspec__block__attributes_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__block__attributes_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__block__attributes_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__block__field_descriptors[4] =
+{
+  {
+    "inputs",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Block, n_inputs),
+    offsetof(CoreML__Specification__MILSpec__Block, inputs),
+    &core_ml__specification__milspec__named_value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputs",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__MILSpec__Block, n_outputs),
+    offsetof(CoreML__Specification__MILSpec__Block, outputs),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "operations",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Block, n_operations),
+    offsetof(CoreML__Specification__MILSpec__Block, operations),
+    &core_ml__specification__milspec__operation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributes",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Block, n_attributes),
+    offsetof(CoreML__Specification__MILSpec__Block, attributes),
+    &core_ml__specification__milspec__block__attributes_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__block__field_indices_by_name[] = {
+  3,   /* field[3] = attributes */
+  0,   /* field[0] = inputs */
+  2,   /* field[2] = operations */
+  1,   /* field[1] = outputs */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__block__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__block__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Block",
+  "Block",
+  "CoreML__Specification__MILSpec__Block",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Block),
+  4,
+  core_ml__specification__milspec__block__field_descriptors,
+  core_ml__specification__milspec__block__field_indices_by_name,
+  1,  core_ml__specification__milspec__block__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__block__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__argument__binding__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__MILSpec__Argument__Binding, binding_case),
+    offsetof(CoreML__Specification__MILSpec__Argument__Binding, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Argument__Binding, binding_case),
+    offsetof(CoreML__Specification__MILSpec__Argument__Binding, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__argument__binding__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__argument__binding__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__argument__binding__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Argument.Binding",
+  "Binding",
+  "CoreML__Specification__MILSpec__Argument__Binding",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Argument__Binding),
+  2,
+  core_ml__specification__milspec__argument__binding__field_descriptors,
+  core_ml__specification__milspec__argument__binding__field_indices_by_name,
+  1,  core_ml__specification__milspec__argument__binding__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__argument__binding__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__argument__field_descriptors[1] =
+{
+  {
+    "arguments",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Argument, n_arguments),
+    offsetof(CoreML__Specification__MILSpec__Argument, arguments),
+    &core_ml__specification__milspec__argument__binding__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__argument__field_indices_by_name[] = {
+  0,   /* field[0] = arguments */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__argument__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__argument__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Argument",
+  "Argument",
+  "CoreML__Specification__MILSpec__Argument",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Argument),
+  1,
+  core_ml__specification__milspec__argument__field_descriptors,
+  core_ml__specification__milspec__argument__field_indices_by_name,
+  1,  core_ml__specification__milspec__argument__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__argument__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__operation__inputs_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Operation__InputsEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Operation__InputsEntry, value),
+    &core_ml__specification__milspec__argument__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__operation__inputs_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__operation__inputs_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__inputs_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Operation.InputsEntry",
+  "InputsEntry",
+  "CoreML__Specification__MILSpec__Operation__InputsEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Operation__InputsEntry),
+  2,
+  core_ml__specification__milspec__operation__inputs_entry__field_descriptors,
+  core_ml__specification__milspec__operation__inputs_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__operation__inputs_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__operation__inputs_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__operation__attributes_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Operation__AttributesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Operation__AttributesEntry, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__operation__attributes_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__operation__attributes_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__attributes_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Operation.AttributesEntry",
+  "AttributesEntry",
+  "CoreML__Specification__MILSpec__Operation__AttributesEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Operation__AttributesEntry),
+  2,
+  core_ml__specification__milspec__operation__attributes_entry__field_descriptors,
+  core_ml__specification__milspec__operation__attributes_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__operation__attributes_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__operation__attributes_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__operation__field_descriptors[5] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Operation, type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "inputs",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Operation, n_inputs),
+    offsetof(CoreML__Specification__MILSpec__Operation, inputs),
+    &core_ml__specification__milspec__operation__inputs_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "outputs",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Operation, n_outputs),
+    offsetof(CoreML__Specification__MILSpec__Operation, outputs),
+    &core_ml__specification__milspec__named_value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "blocks",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Operation, n_blocks),
+    offsetof(CoreML__Specification__MILSpec__Operation, blocks),
+    &core_ml__specification__milspec__block__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributes",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Operation, n_attributes),
+    offsetof(CoreML__Specification__MILSpec__Operation, attributes),
+    &core_ml__specification__milspec__operation__attributes_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__operation__field_indices_by_name[] = {
+  4,   /* field[4] = attributes */
+  3,   /* field[3] = blocks */
+  1,   /* field[1] = inputs */
+  2,   /* field[2] = outputs */
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__operation__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Operation",
+  "Operation",
+  "CoreML__Specification__MILSpec__Operation",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Operation),
+  5,
+  core_ml__specification__milspec__operation__field_descriptors,
+  core_ml__specification__milspec__operation__field_indices_by_name,
+  1,  core_ml__specification__milspec__operation__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__operation__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__named_value_type__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__NamedValueType, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__NamedValueType, type),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__named_value_type__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = type */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__named_value_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__named_value_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.NamedValueType",
+  "NamedValueType",
+  "CoreML__Specification__MILSpec__NamedValueType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__NamedValueType),
+  2,
+  core_ml__specification__milspec__named_value_type__field_descriptors,
+  core_ml__specification__milspec__named_value_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__named_value_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__named_value_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__value_type__field_descriptors[5] =
+{
+  {
+    "tensorType",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ValueType, type_case),
+    offsetof(CoreML__Specification__MILSpec__ValueType, tensortype),
+    &core_ml__specification__milspec__tensor_type__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "listType",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ValueType, type_case),
+    offsetof(CoreML__Specification__MILSpec__ValueType, listtype),
+    &core_ml__specification__milspec__list_type__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tupleType",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ValueType, type_case),
+    offsetof(CoreML__Specification__MILSpec__ValueType, tupletype),
+    &core_ml__specification__milspec__tuple_type__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dictionaryType",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ValueType, type_case),
+    offsetof(CoreML__Specification__MILSpec__ValueType, dictionarytype),
+    &core_ml__specification__milspec__dictionary_type__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stateType",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ValueType, type_case),
+    offsetof(CoreML__Specification__MILSpec__ValueType, statetype),
+    &core_ml__specification__milspec__state_type__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__value_type__field_indices_by_name[] = {
+  3,   /* field[3] = dictionaryType */
+  1,   /* field[1] = listType */
+  4,   /* field[4] = stateType */
+  0,   /* field[0] = tensorType */
+  2,   /* field[2] = tupleType */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__value_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__value_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.ValueType",
+  "ValueType",
+  "CoreML__Specification__MILSpec__ValueType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__ValueType),
+  5,
+  core_ml__specification__milspec__value_type__field_descriptors,
+  core_ml__specification__milspec__value_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__value_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__value_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_type__attributes_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__TensorType__AttributesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__TensorType__AttributesEntry, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_type__attributes_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_type__attributes_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_type__attributes_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorType.AttributesEntry",
+  "AttributesEntry",
+  "CoreML__Specification__MILSpec__TensorType__AttributesEntry",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorType__AttributesEntry),
+  2,
+  core_ml__specification__milspec__tensor_type__attributes_entry__field_descriptors,
+  core_ml__specification__milspec__tensor_type__attributes_entry__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_type__attributes_entry__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_type__attributes_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_type__field_descriptors[4] =
+{
+  {
+    "dataType",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__TensorType, datatype),
+    &core_ml__specification__milspec__data_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rank",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__TensorType, rank),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dimensions",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorType, n_dimensions),
+    offsetof(CoreML__Specification__MILSpec__TensorType, dimensions),
+    &core_ml__specification__milspec__dimension__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributes",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorType, n_attributes),
+    offsetof(CoreML__Specification__MILSpec__TensorType, attributes),
+    &core_ml__specification__milspec__tensor_type__attributes_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_type__field_indices_by_name[] = {
+  3,   /* field[3] = attributes */
+  0,   /* field[0] = dataType */
+  2,   /* field[2] = dimensions */
+  1,   /* field[1] = rank */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorType",
+  "TensorType",
+  "CoreML__Specification__MILSpec__TensorType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorType),
+  4,
+  core_ml__specification__milspec__tensor_type__field_descriptors,
+  core_ml__specification__milspec__tensor_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tuple_type__field_descriptors[1] =
+{
+  {
+    "types",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TupleType, n_types),
+    offsetof(CoreML__Specification__MILSpec__TupleType, types),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tuple_type__field_indices_by_name[] = {
+  0,   /* field[0] = types */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tuple_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tuple_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TupleType",
+  "TupleType",
+  "CoreML__Specification__MILSpec__TupleType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TupleType),
+  1,
+  core_ml__specification__milspec__tuple_type__field_descriptors,
+  core_ml__specification__milspec__tuple_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__tuple_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tuple_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__list_type__field_descriptors[2] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__ListType, type),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "length",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__ListType, length),
+    &core_ml__specification__milspec__dimension__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__list_type__field_indices_by_name[] = {
+  1,   /* field[1] = length */
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__list_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__list_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.ListType",
+  "ListType",
+  "CoreML__Specification__MILSpec__ListType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__ListType),
+  2,
+  core_ml__specification__milspec__list_type__field_descriptors,
+  core_ml__specification__milspec__list_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__list_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__list_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dictionary_type__field_descriptors[2] =
+{
+  {
+    "keyType",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__DictionaryType, keytype),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "valueType",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__DictionaryType, valuetype),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dictionary_type__field_indices_by_name[] = {
+  0,   /* field[0] = keyType */
+  1,   /* field[1] = valueType */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dictionary_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.DictionaryType",
+  "DictionaryType",
+  "CoreML__Specification__MILSpec__DictionaryType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__DictionaryType),
+  2,
+  core_ml__specification__milspec__dictionary_type__field_descriptors,
+  core_ml__specification__milspec__dictionary_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__dictionary_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dictionary_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__state_type__field_descriptors[1] =
+{
+  {
+    "wrappedType",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__StateType, wrappedtype),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__state_type__field_indices_by_name[] = {
+  0,   /* field[0] = wrappedType */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__state_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__state_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.StateType",
+  "StateType",
+  "CoreML__Specification__MILSpec__StateType",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__StateType),
+  1,
+  core_ml__specification__milspec__state_type__field_descriptors,
+  core_ml__specification__milspec__state_type__field_indices_by_name,
+  1,  core_ml__specification__milspec__state_type__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__state_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dimension__constant_dimension__field_descriptors[1] =
+{
+  {
+    "size",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Dimension__ConstantDimension, size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dimension__constant_dimension__field_indices_by_name[] = {
+  0,   /* field[0] = size */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dimension__constant_dimension__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__constant_dimension__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Dimension.ConstantDimension",
+  "ConstantDimension",
+  "CoreML__Specification__MILSpec__Dimension__ConstantDimension",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Dimension__ConstantDimension),
+  1,
+  core_ml__specification__milspec__dimension__constant_dimension__field_descriptors,
+  core_ml__specification__milspec__dimension__constant_dimension__field_indices_by_name,
+  1,  core_ml__specification__milspec__dimension__constant_dimension__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dimension__constant_dimension__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dimension__unknown_dimension__field_descriptors[1] =
+{
+  {
+    "variadic",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Dimension__UnknownDimension, variadic),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dimension__unknown_dimension__field_indices_by_name[] = {
+  0,   /* field[0] = variadic */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dimension__unknown_dimension__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__unknown_dimension__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Dimension.UnknownDimension",
+  "UnknownDimension",
+  "CoreML__Specification__MILSpec__Dimension__UnknownDimension",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Dimension__UnknownDimension),
+  1,
+  core_ml__specification__milspec__dimension__unknown_dimension__field_descriptors,
+  core_ml__specification__milspec__dimension__unknown_dimension__field_indices_by_name,
+  1,  core_ml__specification__milspec__dimension__unknown_dimension__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dimension__unknown_dimension__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dimension__field_descriptors[2] =
+{
+  {
+    "constant",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Dimension, dimension_case),
+    offsetof(CoreML__Specification__MILSpec__Dimension, constant),
+    &core_ml__specification__milspec__dimension__constant_dimension__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unknown",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Dimension, dimension_case),
+    offsetof(CoreML__Specification__MILSpec__Dimension, unknown),
+    &core_ml__specification__milspec__dimension__unknown_dimension__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dimension__field_indices_by_name[] = {
+  0,   /* field[0] = constant */
+  1,   /* field[1] = unknown */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dimension__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Dimension",
+  "Dimension",
+  "CoreML__Specification__MILSpec__Dimension",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Dimension),
+  2,
+  core_ml__specification__milspec__dimension__field_descriptors,
+  core_ml__specification__milspec__dimension__field_indices_by_name,
+  1,  core_ml__specification__milspec__dimension__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dimension__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__value__immediate_value__field_descriptors[4] =
+{
+  {
+    "tensor",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, tensor),
+    &core_ml__specification__milspec__tensor_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tuple",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, tuple),
+    &core_ml__specification__milspec__tuple_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "list",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, list),
+    &core_ml__specification__milspec__list_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dictionary",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value__ImmediateValue, dictionary),
+    &core_ml__specification__milspec__dictionary_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__value__immediate_value__field_indices_by_name[] = {
+  3,   /* field[3] = dictionary */
+  2,   /* field[2] = list */
+  0,   /* field[0] = tensor */
+  1,   /* field[1] = tuple */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__value__immediate_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__value__immediate_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Value.ImmediateValue",
+  "ImmediateValue",
+  "CoreML__Specification__MILSpec__Value__ImmediateValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Value__ImmediateValue),
+  4,
+  core_ml__specification__milspec__value__immediate_value__field_descriptors,
+  core_ml__specification__milspec__value__immediate_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__value__immediate_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__value__immediate_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__value__blob_file_value__field_descriptors[2] =
+{
+  {
+    "fileName",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Value__BlobFileValue, filename),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Value__BlobFileValue, offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__value__blob_file_value__field_indices_by_name[] = {
+  0,   /* field[0] = fileName */
+  1,   /* field[1] = offset */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__value__blob_file_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__value__blob_file_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Value.BlobFileValue",
+  "BlobFileValue",
+  "CoreML__Specification__MILSpec__Value__BlobFileValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Value__BlobFileValue),
+  2,
+  core_ml__specification__milspec__value__blob_file_value__field_descriptors,
+  core_ml__specification__milspec__value__blob_file_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__value__blob_file_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__value__blob_file_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__value__field_descriptors[4] =
+{
+  {
+    "docString",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Value, docstring),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__Value, type),
+    &core_ml__specification__milspec__value_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "immediateValue",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value, immediatevalue),
+    &core_ml__specification__milspec__value__immediate_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "blobFileValue",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__Value, value_case),
+    offsetof(CoreML__Specification__MILSpec__Value, blobfilevalue),
+    &core_ml__specification__milspec__value__blob_file_value__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__value__field_indices_by_name[] = {
+  3,   /* field[3] = blobFileValue */
+  0,   /* field[0] = docString */
+  2,   /* field[2] = immediateValue */
+  1,   /* field[1] = type */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__value__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 5, 3 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.Value",
+  "Value",
+  "CoreML__Specification__MILSpec__Value",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__Value),
+  4,
+  core_ml__specification__milspec__value__field_descriptors,
+  core_ml__specification__milspec__value__field_indices_by_name,
+  2,  core_ml__specification__milspec__value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_floats__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_FLOAT,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedFloats, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedFloats, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_floats__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_floats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_floats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedFloats",
+  "RepeatedFloats",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedFloats",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedFloats),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_floats__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_floats__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_floats__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_floats__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_doubles__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_doubles__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_doubles__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_doubles__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedDoubles",
+  "RepeatedDoubles",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_doubles__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_doubles__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_doubles__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_doubles__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_ints__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT32,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedInts, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedInts, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_ints__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_ints__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_ints__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedInts",
+  "RepeatedInts",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedInts",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedInts),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_ints__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_ints__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_ints__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_ints__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_long_ints__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_long_ints__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_long_ints__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_long_ints__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedLongInts",
+  "RepeatedLongInts",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_long_ints__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_long_ints__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_long_ints__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_long_ints__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_bools__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedBools, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedBools, values),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_bools__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_bools__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_bools__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedBools",
+  "RepeatedBools",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedBools",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedBools),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_bools__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_bools__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_bools__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_bools__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_strings__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedStrings, n_values),
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedStrings, values),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_strings__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_strings__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_strings__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedStrings",
+  "RepeatedStrings",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedStrings",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedStrings),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_strings__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_strings__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_strings__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_strings__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__repeated_bytes__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__TensorValue__RepeatedBytes, values),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__repeated_bytes__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__repeated_bytes__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_bytes__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue.RepeatedBytes",
+  "RepeatedBytes",
+  "CoreML__Specification__MILSpec__TensorValue__RepeatedBytes",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue__RepeatedBytes),
+  1,
+  core_ml__specification__milspec__tensor_value__repeated_bytes__field_descriptors,
+  core_ml__specification__milspec__tensor_value__repeated_bytes__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__repeated_bytes__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__repeated_bytes__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tensor_value__field_descriptors[7] =
+{
+  {
+    "floats",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, floats),
+    &core_ml__specification__milspec__tensor_value__repeated_floats__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ints",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, ints),
+    &core_ml__specification__milspec__tensor_value__repeated_ints__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bools",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, bools),
+    &core_ml__specification__milspec__tensor_value__repeated_bools__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "strings",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, strings),
+    &core_ml__specification__milspec__tensor_value__repeated_strings__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "longInts",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, longints),
+    &core_ml__specification__milspec__tensor_value__repeated_long_ints__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "doubles",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, doubles),
+    &core_ml__specification__milspec__tensor_value__repeated_doubles__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bytes",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TensorValue, value_case),
+    offsetof(CoreML__Specification__MILSpec__TensorValue, bytes),
+    &core_ml__specification__milspec__tensor_value__repeated_bytes__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tensor_value__field_indices_by_name[] = {
+  2,   /* field[2] = bools */
+  6,   /* field[6] = bytes */
+  5,   /* field[5] = doubles */
+  0,   /* field[0] = floats */
+  1,   /* field[1] = ints */
+  4,   /* field[4] = longInts */
+  3,   /* field[3] = strings */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tensor_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TensorValue",
+  "TensorValue",
+  "CoreML__Specification__MILSpec__TensorValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TensorValue),
+  7,
+  core_ml__specification__milspec__tensor_value__field_descriptors,
+  core_ml__specification__milspec__tensor_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__tensor_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tensor_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__tuple_value__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__TupleValue, n_values),
+    offsetof(CoreML__Specification__MILSpec__TupleValue, values),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__tuple_value__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__tuple_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__tuple_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.TupleValue",
+  "TupleValue",
+  "CoreML__Specification__MILSpec__TupleValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__TupleValue),
+  1,
+  core_ml__specification__milspec__tuple_value__field_descriptors,
+  core_ml__specification__milspec__tuple_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__tuple_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__tuple_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__list_value__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__ListValue, n_values),
+    offsetof(CoreML__Specification__MILSpec__ListValue, values),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__list_value__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__list_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__list_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.ListValue",
+  "ListValue",
+  "CoreML__Specification__MILSpec__ListValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__ListValue),
+  1,
+  core_ml__specification__milspec__list_value__field_descriptors,
+  core_ml__specification__milspec__list_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__list_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__list_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dictionary_value__key_value_pair__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair, key),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair, value),
+    &core_ml__specification__milspec__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dictionary_value__key_value_pair__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dictionary_value__key_value_pair__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_value__key_value_pair__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.DictionaryValue.KeyValuePair",
+  "KeyValuePair",
+  "CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair),
+  2,
+  core_ml__specification__milspec__dictionary_value__key_value_pair__field_descriptors,
+  core_ml__specification__milspec__dictionary_value__key_value_pair__field_indices_by_name,
+  1,  core_ml__specification__milspec__dictionary_value__key_value_pair__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dictionary_value__key_value_pair__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor core_ml__specification__milspec__dictionary_value__field_descriptors[1] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(CoreML__Specification__MILSpec__DictionaryValue, n_values),
+    offsetof(CoreML__Specification__MILSpec__DictionaryValue, values),
+    &core_ml__specification__milspec__dictionary_value__key_value_pair__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned core_ml__specification__milspec__dictionary_value__field_indices_by_name[] = {
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange core_ml__specification__milspec__dictionary_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.DictionaryValue",
+  "DictionaryValue",
+  "CoreML__Specification__MILSpec__DictionaryValue",
+  "CoreML.Specification.MILSpec",
+  sizeof(CoreML__Specification__MILSpec__DictionaryValue),
+  1,
+  core_ml__specification__milspec__dictionary_value__field_descriptors,
+  core_ml__specification__milspec__dictionary_value__field_indices_by_name,
+  1,  core_ml__specification__milspec__dictionary_value__number_ranges,
+  (ProtobufCMessageInit) core_ml__specification__milspec__dictionary_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue core_ml__specification__milspec__data_type__enum_values_by_number[23] =
+{
+  { "UNUSED_TYPE", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UNUSED_TYPE", 0 },
+  { "BOOL", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__BOOL", 1 },
+  { "STRING", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__STRING", 2 },
+  { "FLOAT16", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT16", 10 },
+  { "FLOAT32", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT32", 11 },
+  { "FLOAT64", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT64", 12 },
+  { "BFLOAT16", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__BFLOAT16", 13 },
+  { "INT8", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT8", 21 },
+  { "INT16", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT16", 22 },
+  { "INT32", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT32", 23 },
+  { "INT64", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT64", 24 },
+  { "INT4", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT4", 25 },
+  { "UINT8", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT8", 31 },
+  { "UINT16", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT16", 32 },
+  { "UINT32", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT32", 33 },
+  { "UINT64", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT64", 34 },
+  { "UINT4", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT4", 35 },
+  { "UINT2", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT2", 36 },
+  { "UINT1", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT1", 37 },
+  { "UINT6", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT6", 38 },
+  { "UINT3", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT3", 39 },
+  { "FLOAT8E4M3FN", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT8E4M3FN", 40 },
+  { "FLOAT8E5M2", "CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT8E5M2", 41 },
+};
+static const ProtobufCIntRange core_ml__specification__milspec__data_type__value_ranges[] = {
+{0, 0},{10, 3},{21, 7},{31, 12},{0, 23}
+};
+static const ProtobufCEnumValueIndex core_ml__specification__milspec__data_type__enum_values_by_name[23] =
+{
+  { "BFLOAT16", 6 },
+  { "BOOL", 1 },
+  { "FLOAT16", 3 },
+  { "FLOAT32", 4 },
+  { "FLOAT64", 5 },
+  { "FLOAT8E4M3FN", 21 },
+  { "FLOAT8E5M2", 22 },
+  { "INT16", 8 },
+  { "INT32", 9 },
+  { "INT4", 11 },
+  { "INT64", 10 },
+  { "INT8", 7 },
+  { "STRING", 2 },
+  { "UINT1", 18 },
+  { "UINT16", 13 },
+  { "UINT2", 17 },
+  { "UINT3", 20 },
+  { "UINT32", 14 },
+  { "UINT4", 16 },
+  { "UINT6", 19 },
+  { "UINT64", 15 },
+  { "UINT8", 12 },
+  { "UNUSED_TYPE", 0 },
+};
+const ProtobufCEnumDescriptor core_ml__specification__milspec__data_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "CoreML.Specification.MILSpec.DataType",
+  "DataType",
+  "CoreML__Specification__MILSpec__DataType",
+  "CoreML.Specification.MILSpec",
+  23,
+  core_ml__specification__milspec__data_type__enum_values_by_number,
+  23,
+  core_ml__specification__milspec__data_type__enum_values_by_name,
+  4,
+  core_ml__specification__milspec__data_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -166,6 +166,42 @@ struct CReader {
         }
         return out
     }
+    /// A `map<string, Message>` field (ML programs' functions, attributes, op inputs). A key that
+    /// occurs twice keeps its last value; an entry without a value decodes as the default message.
+    func messageMap<V: CMessageDecodable>(_ id: UInt32, as _: V.Type = V.self) throws -> [String: V] {
+        let (f, n, p) = repeated(id, PROTOBUF_C_TYPE_MESSAGE)
+        guard n > 0, let p else { return [:] }
+        let ptrs = p.assumingMemoryBound(to: UnsafeRawPointer?.self)
+        var out: [String: V] = [:]
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            guard let m = ptrs[i] else { continue }
+            let entry = CReader(msg: m, ctx: ctx, path: fieldPath(f) + "[\(i)]")
+            entry.reportUnknownFields()
+            let key = entry.string(1)
+            let named = entry.renamed(fieldPath(f) + "[\"\(key)\"]")
+            if let v = try named.message(2, as: V.self) {
+                out[key] = v
+            } else {
+                out[key] = try V(reading: CReader.emptyMessage(of: entry, field: 2, ctx: ctx, path: named.path))
+            }
+        }
+        return out
+    }
+
+    /// A reader over a default-initialised message of field `id`'s type (a map entry whose value
+    /// is absent reads as the default value).
+    static func emptyMessage(of r: CReader, field id: UInt32, ctx: DecodeContext, path: String) throws -> CReader {
+        let f = fieldDescriptor(r.descriptor, id, PROTOBUF_C_TYPE_MESSAGE, repeated: false)
+        let desc = f.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
+        // Packing nothing and unpacking it yields a message at its defaults, owned by ctx.
+        guard let m = protobuf_c_message_unpack(desc, nil, 0, nil) else {
+            throw CoreMLFormatError.invalidValue(file: path, what: path, message: "protobuf-c could not create an empty message")
+        }
+        ctx.retain(m)
+        return CReader(msg: UnsafeRawPointer(m), ctx: ctx, path: path)
+    }
+
     func strings(_ id: UInt32) -> [String] {
         scalars(id, PROTOBUF_C_TYPE_STRING, UnsafePointer<CChar>?.self).map { $0.map { String(cString: $0) } ?? "" }
     }
@@ -423,6 +459,25 @@ struct CWriter {
         for (i, e) in v.enumerated() {
             let p = newChild(f)
             try e.write(to: CWriter(msg: p, arena: arena, path: path + "." + String(cString: f.name) + "[\(i)]"))
+            ptrs.append(UnsafeRawPointer(p))
+        }
+        setArray(id, PROTOBUF_C_TYPE_MESSAGE, ptrs)
+    }
+
+    /// Sets a `map<string, Message>` field; entries are written in ascending key order, so the
+    /// encoding of a dictionary is deterministic.
+    func set<V: CMessageCodable>(_ id: UInt32, messageMap v: [String: V]) throws {
+        guard !v.isEmpty else { return }
+        let f = field(id, PROTOBUF_C_TYPE_MESSAGE, repeated: true)
+        var ptrs: [UnsafeRawPointer?] = []
+        ptrs.reserveCapacity(v.count)
+        for key in v.keys.sorted() {
+            guard let value = v[key] else { continue }
+            let p = newChild(f)
+            let entry = CWriter(msg: p, arena: arena, path: path + "." + String(cString: f.name) + "[\"\(key)\"]")
+            // Keys are written even when empty: protobuf-c omits empty proto3 strings anyway.
+            try entry.set(1, string: key)
+            try entry.set(2, message: value)
             ptrs.append(UnsafeRawPointer(p))
         }
         setArray(id, PROTOBUF_C_TYPE_MESSAGE, ptrs)

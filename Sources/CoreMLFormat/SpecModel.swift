@@ -200,7 +200,7 @@ extension Spec.Model: CMessageCodable, KeepsWireBytes {
             let content = r.verbatimContent(c) ?? []
             type = .other(kind: kind, content: content)
             // Classical kinds decode on demand: `classicalParameters()`.
-            if !content.isEmpty && !Spec.ClassicalParameters.kinds.contains(kind) {
+            if !content.isEmpty && !Spec.ClassicalParameters.kinds.contains(kind) && kind != .mlProgram {
                 r.ctx.warnings.append("\(r.path).\(kind.name): model type \(kind.name) is recognised "
                     + "by name only; its content (\(content.count) top-level field(s), "
                     + "\(content.reduce(0) { $0 + $1.data.count }) bytes) is kept verbatim, not decoded")

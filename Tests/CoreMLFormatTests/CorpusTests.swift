@@ -154,8 +154,9 @@ final class CorpusTests: XCTestCase {
             XCTAssertEqual(pkg.model.kind, .mlProgram, name)
             XCTAssertEqual(pkg.model.specificationVersion, 6, name)
             XCTAssertNotNil(pkg.weightsPath, name)
-            // The ML program is recognised by name; its content is reported, not dropped.
-            XCTAssertTrue(pkg.model.unknownFieldWarnings.contains { $0.contains("mlProgram") }, name)
+            // The ML program is decoded in full (MIL.proto): nothing is left unknown.
+            XCTAssertFalse(pkg.model.unknownFieldWarnings.contains { $0.contains("mlProgram") }, name)
+            XCTAssertNotNil(try pkg.model.mlProgram(file: name), name)
         }
     }
 

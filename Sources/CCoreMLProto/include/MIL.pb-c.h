@@ -16,22 +16,662 @@ PROTOBUF_C__BEGIN_DECLS
 
 
 typedef struct CoreML__Specification__MILSpec__Program CoreML__Specification__MILSpec__Program;
+typedef struct CoreML__Specification__MILSpec__Program__FunctionsEntry CoreML__Specification__MILSpec__Program__FunctionsEntry;
+typedef struct CoreML__Specification__MILSpec__Program__AttributesEntry CoreML__Specification__MILSpec__Program__AttributesEntry;
+typedef struct CoreML__Specification__MILSpec__Function CoreML__Specification__MILSpec__Function;
+typedef struct CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry;
+typedef struct CoreML__Specification__MILSpec__Function__AttributesEntry CoreML__Specification__MILSpec__Function__AttributesEntry;
+typedef struct CoreML__Specification__MILSpec__Block CoreML__Specification__MILSpec__Block;
+typedef struct CoreML__Specification__MILSpec__Block__AttributesEntry CoreML__Specification__MILSpec__Block__AttributesEntry;
+typedef struct CoreML__Specification__MILSpec__Argument CoreML__Specification__MILSpec__Argument;
+typedef struct CoreML__Specification__MILSpec__Argument__Binding CoreML__Specification__MILSpec__Argument__Binding;
+typedef struct CoreML__Specification__MILSpec__Operation CoreML__Specification__MILSpec__Operation;
+typedef struct CoreML__Specification__MILSpec__Operation__InputsEntry CoreML__Specification__MILSpec__Operation__InputsEntry;
+typedef struct CoreML__Specification__MILSpec__Operation__AttributesEntry CoreML__Specification__MILSpec__Operation__AttributesEntry;
+typedef struct CoreML__Specification__MILSpec__NamedValueType CoreML__Specification__MILSpec__NamedValueType;
+typedef struct CoreML__Specification__MILSpec__ValueType CoreML__Specification__MILSpec__ValueType;
+typedef struct CoreML__Specification__MILSpec__TensorType CoreML__Specification__MILSpec__TensorType;
+typedef struct CoreML__Specification__MILSpec__TensorType__AttributesEntry CoreML__Specification__MILSpec__TensorType__AttributesEntry;
+typedef struct CoreML__Specification__MILSpec__TupleType CoreML__Specification__MILSpec__TupleType;
+typedef struct CoreML__Specification__MILSpec__ListType CoreML__Specification__MILSpec__ListType;
+typedef struct CoreML__Specification__MILSpec__DictionaryType CoreML__Specification__MILSpec__DictionaryType;
+typedef struct CoreML__Specification__MILSpec__StateType CoreML__Specification__MILSpec__StateType;
+typedef struct CoreML__Specification__MILSpec__Dimension CoreML__Specification__MILSpec__Dimension;
+typedef struct CoreML__Specification__MILSpec__Dimension__ConstantDimension CoreML__Specification__MILSpec__Dimension__ConstantDimension;
+typedef struct CoreML__Specification__MILSpec__Dimension__UnknownDimension CoreML__Specification__MILSpec__Dimension__UnknownDimension;
+typedef struct CoreML__Specification__MILSpec__Value CoreML__Specification__MILSpec__Value;
+typedef struct CoreML__Specification__MILSpec__Value__ImmediateValue CoreML__Specification__MILSpec__Value__ImmediateValue;
+typedef struct CoreML__Specification__MILSpec__Value__BlobFileValue CoreML__Specification__MILSpec__Value__BlobFileValue;
+typedef struct CoreML__Specification__MILSpec__TensorValue CoreML__Specification__MILSpec__TensorValue;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedFloats CoreML__Specification__MILSpec__TensorValue__RepeatedFloats;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedInts CoreML__Specification__MILSpec__TensorValue__RepeatedInts;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedBools CoreML__Specification__MILSpec__TensorValue__RepeatedBools;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedStrings CoreML__Specification__MILSpec__TensorValue__RepeatedStrings;
+typedef struct CoreML__Specification__MILSpec__TensorValue__RepeatedBytes CoreML__Specification__MILSpec__TensorValue__RepeatedBytes;
+typedef struct CoreML__Specification__MILSpec__TupleValue CoreML__Specification__MILSpec__TupleValue;
+typedef struct CoreML__Specification__MILSpec__ListValue CoreML__Specification__MILSpec__ListValue;
+typedef struct CoreML__Specification__MILSpec__DictionaryValue CoreML__Specification__MILSpec__DictionaryValue;
+typedef struct CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair;
 
 
 /* --- enums --- */
 
+/*
+ * Element types. The sub-byte integer types occur in weight blobs and constexpr ops only.
+ */
+typedef enum _CoreML__Specification__MILSpec__DataType {
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UNUSED_TYPE = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__BOOL = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__STRING = 2,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT8E4M3FN = 40,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT8E5M2 = 41,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT16 = 10,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT32 = 11,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__FLOAT64 = 12,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__BFLOAT16 = 13,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT8 = 21,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT16 = 22,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT32 = 23,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT64 = 24,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__INT4 = 25,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT8 = 31,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT16 = 32,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT32 = 33,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT64 = 34,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT4 = 35,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT2 = 36,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT1 = 37,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT6 = 38,
+  CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UINT3 = 39
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE)
+} CoreML__Specification__MILSpec__DataType;
 
 /* --- messages --- */
 
+struct  CoreML__Specification__MILSpec__Program__FunctionsEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Function *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__PROGRAM__FUNCTIONS_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__program__functions_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  CoreML__Specification__MILSpec__Program__AttributesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__PROGRAM__ATTRIBUTES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__program__attributes_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A whole program: named functions (usually one, "main"; multifunction models have more).
+ */
 struct  CoreML__Specification__MILSpec__Program
 {
   ProtobufCMessage base;
+  int64_t version;
+  size_t n_functions;
+  CoreML__Specification__MILSpec__Program__FunctionsEntry **functions;
+  char *docstring;
+  size_t n_attributes;
+  CoreML__Specification__MILSpec__Program__AttributesEntry **attributes;
 };
 #define CORE_ML__SPECIFICATION__MILSPEC__PROGRAM__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__program__descriptor) \
-     }
+    , 0, 0,NULL, (char *)protobuf_c_empty_string, 0,NULL }
 
 
+struct  CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Block *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__BLOCK_SPECIALIZATIONS_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__function__block_specializations_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  CoreML__Specification__MILSpec__Function__AttributesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__ATTRIBUTES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__function__attributes_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A function: typed inputs and one block per opset it is written in; `opset` picks the block
+ * that runs.
+ */
+struct  CoreML__Specification__MILSpec__Function
+{
+  ProtobufCMessage base;
+  size_t n_inputs;
+  CoreML__Specification__MILSpec__NamedValueType **inputs;
+  char *opset;
+  size_t n_block_specializations;
+  CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry **block_specializations;
+  size_t n_attributes;
+  CoreML__Specification__MILSpec__Function__AttributesEntry **attributes;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__FUNCTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__function__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__Block__AttributesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__BLOCK__ATTRIBUTES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__block__attributes_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A block of operations in SSA form, in topological order. `inputs` name block-local values
+ * (loop-carried variables of while_loop bodies); `outputs` names the values it returns.
+ */
+struct  CoreML__Specification__MILSpec__Block
+{
+  ProtobufCMessage base;
+  size_t n_inputs;
+  CoreML__Specification__MILSpec__NamedValueType **inputs;
+  size_t n_outputs;
+  char **outputs;
+  size_t n_operations;
+  CoreML__Specification__MILSpec__Operation **operations;
+  size_t n_attributes;
+  CoreML__Specification__MILSpec__Block__AttributesEntry **attributes;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__BLOCK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__block__descriptor) \
+    , 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__BINDING__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__BINDING_NAME = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__BINDING_VALUE = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__BINDING__CASE)
+} CoreML__Specification__MILSpec__Argument__Binding__BindingCase;
+
+struct  CoreML__Specification__MILSpec__Argument__Binding
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__Argument__Binding__BindingCase binding_case;
+  union {
+    /*
+     * A value defined earlier (an op output, a function or block input).
+     */
+    char *name;
+    /*
+     * A constant given in place.
+     */
+    CoreML__Specification__MILSpec__Value *value;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__argument__binding__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__BINDING__BINDING__NOT_SET, {0} }
+
+
+/*
+ * The values bound to one named parameter of an operation: one binding, or several for
+ * variadic parameters (concat's `values`).
+ */
+struct  CoreML__Specification__MILSpec__Argument
+{
+  ProtobufCMessage base;
+  size_t n_arguments;
+  CoreML__Specification__MILSpec__Argument__Binding **arguments;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__ARGUMENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__argument__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__Operation__InputsEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Argument *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__OPERATION__INPUTS_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__operation__inputs_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+struct  CoreML__Specification__MILSpec__Operation__AttributesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__OPERATION__ATTRIBUTES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__operation__attributes_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * One operation: its type (the MIL op name, e.g. "conv"), its arguments by parameter name,
+ * the typed values it defines, and nested blocks (cond: two, while_loop: condition and body).
+ */
+struct  CoreML__Specification__MILSpec__Operation
+{
+  ProtobufCMessage base;
+  char *type;
+  size_t n_inputs;
+  CoreML__Specification__MILSpec__Operation__InputsEntry **inputs;
+  size_t n_outputs;
+  CoreML__Specification__MILSpec__NamedValueType **outputs;
+  size_t n_blocks;
+  CoreML__Specification__MILSpec__Block **blocks;
+  size_t n_attributes;
+  CoreML__Specification__MILSpec__Operation__AttributesEntry **attributes;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__OPERATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__operation__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__NamedValueType
+{
+  ProtobufCMessage base;
+  char *name;
+  CoreML__Specification__MILSpec__ValueType *type;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__NAMED_VALUE_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__named_value_type__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE_TENSOR_TYPE = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE_LIST_TYPE = 2,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE_TUPLE_TYPE = 3,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE_DICTIONARY_TYPE = 4,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE_STATE_TYPE = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE__CASE)
+} CoreML__Specification__MILSpec__ValueType__TypeCase;
+
+struct  CoreML__Specification__MILSpec__ValueType
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__ValueType__TypeCase type_case;
+  union {
+    CoreML__Specification__MILSpec__TensorType *tensortype;
+    CoreML__Specification__MILSpec__ListType *listtype;
+    CoreML__Specification__MILSpec__TupleType *tupletype;
+    CoreML__Specification__MILSpec__DictionaryType *dictionarytype;
+    /*
+     * iOS 18: a mutable value kept across predictions (read_state / write_state).
+     */
+    CoreML__Specification__MILSpec__StateType *statetype;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__value_type__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__VALUE_TYPE__TYPE__NOT_SET, {0} }
+
+
+struct  CoreML__Specification__MILSpec__TensorType__AttributesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_TYPE__ATTRIBUTES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_type__attributes_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A tensor type; rank -1 means the rank is not known. `dimensions` has `rank` entries.
+ */
+struct  CoreML__Specification__MILSpec__TensorType
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__DataType datatype;
+  int64_t rank;
+  size_t n_dimensions;
+  CoreML__Specification__MILSpec__Dimension **dimensions;
+  size_t n_attributes;
+  CoreML__Specification__MILSpec__TensorType__AttributesEntry **attributes;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_type__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__DATA_TYPE__UNUSED_TYPE, 0, 0,NULL, 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TupleType
+{
+  ProtobufCMessage base;
+  size_t n_types;
+  CoreML__Specification__MILSpec__ValueType **types;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TUPLE_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tuple_type__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * A list of values of one type (the tensor-list ops); `length` may be unknown.
+ */
+struct  CoreML__Specification__MILSpec__ListType
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__ValueType *type;
+  CoreML__Specification__MILSpec__Dimension *length;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__LIST_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__list_type__descriptor) \
+    , NULL, NULL }
+
+
+struct  CoreML__Specification__MILSpec__DictionaryType
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__ValueType *keytype;
+  CoreML__Specification__MILSpec__ValueType *valuetype;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dictionary_type__descriptor) \
+    , NULL, NULL }
+
+
+struct  CoreML__Specification__MILSpec__StateType
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__ValueType *wrappedtype;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__STATE_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__state_type__descriptor) \
+    , NULL }
+
+
+struct  CoreML__Specification__MILSpec__Dimension__ConstantDimension
+{
+  ProtobufCMessage base;
+  uint64_t size;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__CONSTANT_DIMENSION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dimension__constant_dimension__descriptor) \
+    , 0 }
+
+
+struct  CoreML__Specification__MILSpec__Dimension__UnknownDimension
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean variadic;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__UNKNOWN_DIMENSION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dimension__unknown_dimension__descriptor) \
+    , 0 }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__DIMENSION__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__DIMENSION_CONSTANT = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__DIMENSION_UNKNOWN = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__DIMENSION__CASE)
+} CoreML__Specification__MILSpec__Dimension__DimensionCase;
+
+struct  CoreML__Specification__MILSpec__Dimension
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__Dimension__DimensionCase dimension_case;
+  union {
+    CoreML__Specification__MILSpec__Dimension__ConstantDimension *constant;
+    CoreML__Specification__MILSpec__Dimension__UnknownDimension *unknown;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dimension__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__DIMENSION__DIMENSION__NOT_SET, {0} }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE_TENSOR = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE_TUPLE = 2,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE_LIST = 3,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE_DICTIONARY = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE__CASE)
+} CoreML__Specification__MILSpec__Value__ImmediateValue__ValueCase;
+
+struct  CoreML__Specification__MILSpec__Value__ImmediateValue
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__Value__ImmediateValue__ValueCase value_case;
+  union {
+    CoreML__Specification__MILSpec__TensorValue *tensor;
+    CoreML__Specification__MILSpec__TupleValue *tuple;
+    CoreML__Specification__MILSpec__ListValue *list;
+    CoreML__Specification__MILSpec__DictionaryValue *dictionary;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__value__immediate_value__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__VALUE__IMMEDIATE_VALUE__VALUE__NOT_SET, {0} }
+
+
+struct  CoreML__Specification__MILSpec__Value__BlobFileValue
+{
+  ProtobufCMessage base;
+  char *filename;
+  uint64_t offset;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__VALUE__BLOB_FILE_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__value__blob_file_value__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__VALUE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__VALUE_IMMEDIATE_VALUE = 3,
+  CORE_ML__SPECIFICATION__MILSPEC__VALUE__VALUE_BLOB_FILE_VALUE = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__VALUE__VALUE__CASE)
+} CoreML__Specification__MILSpec__Value__ValueCase;
+
+/*
+ * A constant: stored in the proto (`immediateValue`) or in a weight blob file
+ * (`blobFileValue`: the file name, e.g. "@model_path/weights/weight.bin", and the byte offset
+ * of the blob's metadata record in it).
+ */
+struct  CoreML__Specification__MILSpec__Value
+{
+  ProtobufCMessage base;
+  char *docstring;
+  CoreML__Specification__MILSpec__ValueType *type;
+  CoreML__Specification__MILSpec__Value__ValueCase value_case;
+  union {
+    CoreML__Specification__MILSpec__Value__ImmediateValue *immediatevalue;
+    CoreML__Specification__MILSpec__Value__BlobFileValue *blobfilevalue;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__value__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL, CORE_ML__SPECIFICATION__MILSPEC__VALUE__VALUE__NOT_SET, {0} }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedFloats
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  float *values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_FLOATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_floats__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  double *values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_DOUBLES__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_doubles__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedInts
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  int32_t *values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_INTS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_ints__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  int64_t *values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_LONG_INTS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_long_ints__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedBools
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  protobuf_c_boolean *values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_BOOLS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_bools__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedStrings
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  char **values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_STRINGS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_strings__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__TensorValue__RepeatedBytes
+{
+  ProtobufCMessage base;
+  ProtobufCBinaryData values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__REPEATED_BYTES__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__repeated_bytes__descriptor) \
+    , {0,NULL} }
+
+
+typedef enum {
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE__NOT_SET = 0,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_FLOATS = 1,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_INTS = 2,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_BOOLS = 3,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_STRINGS = 4,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_LONG_INTS = 5,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_DOUBLES = 6,
+  CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE_BYTES = 7
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE__CASE)
+} CoreML__Specification__MILSpec__TensorValue__ValueCase;
+
+/*
+ * Tensor contents, row-major. Which member holds them depends on the element type (fp16 and
+ * the 8-bit types use `bytes`, int32 and narrower `ints`, strings `strings`, ...).
+ */
+struct  CoreML__Specification__MILSpec__TensorValue
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__TensorValue__ValueCase value_case;
+  union {
+    CoreML__Specification__MILSpec__TensorValue__RepeatedFloats *floats;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedInts *ints;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedBools *bools;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedStrings *strings;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts *longints;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles *doubles;
+    CoreML__Specification__MILSpec__TensorValue__RepeatedBytes *bytes;
+  };
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tensor_value__descriptor) \
+    , CORE_ML__SPECIFICATION__MILSPEC__TENSOR_VALUE__VALUE__NOT_SET, {0} }
+
+
+struct  CoreML__Specification__MILSpec__TupleValue
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  CoreML__Specification__MILSpec__Value **values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__TUPLE_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__tuple_value__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__ListValue
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  CoreML__Specification__MILSpec__Value **values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__LIST_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__list_value__descriptor) \
+    , 0,NULL }
+
+
+struct  CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair
+{
+  ProtobufCMessage base;
+  CoreML__Specification__MILSpec__Value *key;
+  CoreML__Specification__MILSpec__Value *value;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_VALUE__KEY_VALUE_PAIR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dictionary_value__key_value_pair__descriptor) \
+    , NULL, NULL }
+
+
+struct  CoreML__Specification__MILSpec__DictionaryValue
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair **values;
+};
+#define CORE_ML__SPECIFICATION__MILSPEC__DICTIONARY_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&core_ml__specification__milspec__dictionary_value__descriptor) \
+    , 0,NULL }
+
+
+/* CoreML__Specification__MILSpec__Program__FunctionsEntry methods */
+void   core_ml__specification__milspec__program__functions_entry__init
+                     (CoreML__Specification__MILSpec__Program__FunctionsEntry         *message);
+/* CoreML__Specification__MILSpec__Program__AttributesEntry methods */
+void   core_ml__specification__milspec__program__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Program__AttributesEntry         *message);
 /* CoreML__Specification__MILSpec__Program methods */
 void   core_ml__specification__milspec__program__init
                      (CoreML__Specification__MILSpec__Program         *message);
@@ -51,10 +691,504 @@ CoreML__Specification__MILSpec__Program *
 void   core_ml__specification__milspec__program__free_unpacked
                      (CoreML__Specification__MILSpec__Program *message,
                       ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry methods */
+void   core_ml__specification__milspec__function__block_specializations_entry__init
+                     (CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry         *message);
+/* CoreML__Specification__MILSpec__Function__AttributesEntry methods */
+void   core_ml__specification__milspec__function__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Function__AttributesEntry         *message);
+/* CoreML__Specification__MILSpec__Function methods */
+void   core_ml__specification__milspec__function__init
+                     (CoreML__Specification__MILSpec__Function         *message);
+size_t core_ml__specification__milspec__function__get_packed_size
+                     (const CoreML__Specification__MILSpec__Function   *message);
+size_t core_ml__specification__milspec__function__pack
+                     (const CoreML__Specification__MILSpec__Function   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__function__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Function   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Function *
+       core_ml__specification__milspec__function__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__function__free_unpacked
+                     (CoreML__Specification__MILSpec__Function *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Block__AttributesEntry methods */
+void   core_ml__specification__milspec__block__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Block__AttributesEntry         *message);
+/* CoreML__Specification__MILSpec__Block methods */
+void   core_ml__specification__milspec__block__init
+                     (CoreML__Specification__MILSpec__Block         *message);
+size_t core_ml__specification__milspec__block__get_packed_size
+                     (const CoreML__Specification__MILSpec__Block   *message);
+size_t core_ml__specification__milspec__block__pack
+                     (const CoreML__Specification__MILSpec__Block   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__block__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Block   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Block *
+       core_ml__specification__milspec__block__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__block__free_unpacked
+                     (CoreML__Specification__MILSpec__Block *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Argument__Binding methods */
+void   core_ml__specification__milspec__argument__binding__init
+                     (CoreML__Specification__MILSpec__Argument__Binding         *message);
+/* CoreML__Specification__MILSpec__Argument methods */
+void   core_ml__specification__milspec__argument__init
+                     (CoreML__Specification__MILSpec__Argument         *message);
+size_t core_ml__specification__milspec__argument__get_packed_size
+                     (const CoreML__Specification__MILSpec__Argument   *message);
+size_t core_ml__specification__milspec__argument__pack
+                     (const CoreML__Specification__MILSpec__Argument   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__argument__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Argument   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Argument *
+       core_ml__specification__milspec__argument__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__argument__free_unpacked
+                     (CoreML__Specification__MILSpec__Argument *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Operation__InputsEntry methods */
+void   core_ml__specification__milspec__operation__inputs_entry__init
+                     (CoreML__Specification__MILSpec__Operation__InputsEntry         *message);
+/* CoreML__Specification__MILSpec__Operation__AttributesEntry methods */
+void   core_ml__specification__milspec__operation__attributes_entry__init
+                     (CoreML__Specification__MILSpec__Operation__AttributesEntry         *message);
+/* CoreML__Specification__MILSpec__Operation methods */
+void   core_ml__specification__milspec__operation__init
+                     (CoreML__Specification__MILSpec__Operation         *message);
+size_t core_ml__specification__milspec__operation__get_packed_size
+                     (const CoreML__Specification__MILSpec__Operation   *message);
+size_t core_ml__specification__milspec__operation__pack
+                     (const CoreML__Specification__MILSpec__Operation   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__operation__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Operation   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Operation *
+       core_ml__specification__milspec__operation__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__operation__free_unpacked
+                     (CoreML__Specification__MILSpec__Operation *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__NamedValueType methods */
+void   core_ml__specification__milspec__named_value_type__init
+                     (CoreML__Specification__MILSpec__NamedValueType         *message);
+size_t core_ml__specification__milspec__named_value_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__NamedValueType   *message);
+size_t core_ml__specification__milspec__named_value_type__pack
+                     (const CoreML__Specification__MILSpec__NamedValueType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__named_value_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__NamedValueType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__NamedValueType *
+       core_ml__specification__milspec__named_value_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__named_value_type__free_unpacked
+                     (CoreML__Specification__MILSpec__NamedValueType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__ValueType methods */
+void   core_ml__specification__milspec__value_type__init
+                     (CoreML__Specification__MILSpec__ValueType         *message);
+size_t core_ml__specification__milspec__value_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__ValueType   *message);
+size_t core_ml__specification__milspec__value_type__pack
+                     (const CoreML__Specification__MILSpec__ValueType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__value_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ValueType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__ValueType *
+       core_ml__specification__milspec__value_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__value_type__free_unpacked
+                     (CoreML__Specification__MILSpec__ValueType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__TensorType__AttributesEntry methods */
+void   core_ml__specification__milspec__tensor_type__attributes_entry__init
+                     (CoreML__Specification__MILSpec__TensorType__AttributesEntry         *message);
+/* CoreML__Specification__MILSpec__TensorType methods */
+void   core_ml__specification__milspec__tensor_type__init
+                     (CoreML__Specification__MILSpec__TensorType         *message);
+size_t core_ml__specification__milspec__tensor_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__TensorType   *message);
+size_t core_ml__specification__milspec__tensor_type__pack
+                     (const CoreML__Specification__MILSpec__TensorType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__tensor_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TensorType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__TensorType *
+       core_ml__specification__milspec__tensor_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__tensor_type__free_unpacked
+                     (CoreML__Specification__MILSpec__TensorType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__TupleType methods */
+void   core_ml__specification__milspec__tuple_type__init
+                     (CoreML__Specification__MILSpec__TupleType         *message);
+size_t core_ml__specification__milspec__tuple_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__TupleType   *message);
+size_t core_ml__specification__milspec__tuple_type__pack
+                     (const CoreML__Specification__MILSpec__TupleType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__tuple_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TupleType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__TupleType *
+       core_ml__specification__milspec__tuple_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__tuple_type__free_unpacked
+                     (CoreML__Specification__MILSpec__TupleType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__ListType methods */
+void   core_ml__specification__milspec__list_type__init
+                     (CoreML__Specification__MILSpec__ListType         *message);
+size_t core_ml__specification__milspec__list_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__ListType   *message);
+size_t core_ml__specification__milspec__list_type__pack
+                     (const CoreML__Specification__MILSpec__ListType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__list_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ListType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__ListType *
+       core_ml__specification__milspec__list_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__list_type__free_unpacked
+                     (CoreML__Specification__MILSpec__ListType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__DictionaryType methods */
+void   core_ml__specification__milspec__dictionary_type__init
+                     (CoreML__Specification__MILSpec__DictionaryType         *message);
+size_t core_ml__specification__milspec__dictionary_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__DictionaryType   *message);
+size_t core_ml__specification__milspec__dictionary_type__pack
+                     (const CoreML__Specification__MILSpec__DictionaryType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__dictionary_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__DictionaryType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__DictionaryType *
+       core_ml__specification__milspec__dictionary_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__dictionary_type__free_unpacked
+                     (CoreML__Specification__MILSpec__DictionaryType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__StateType methods */
+void   core_ml__specification__milspec__state_type__init
+                     (CoreML__Specification__MILSpec__StateType         *message);
+size_t core_ml__specification__milspec__state_type__get_packed_size
+                     (const CoreML__Specification__MILSpec__StateType   *message);
+size_t core_ml__specification__milspec__state_type__pack
+                     (const CoreML__Specification__MILSpec__StateType   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__state_type__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__StateType   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__StateType *
+       core_ml__specification__milspec__state_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__state_type__free_unpacked
+                     (CoreML__Specification__MILSpec__StateType *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Dimension__ConstantDimension methods */
+void   core_ml__specification__milspec__dimension__constant_dimension__init
+                     (CoreML__Specification__MILSpec__Dimension__ConstantDimension         *message);
+/* CoreML__Specification__MILSpec__Dimension__UnknownDimension methods */
+void   core_ml__specification__milspec__dimension__unknown_dimension__init
+                     (CoreML__Specification__MILSpec__Dimension__UnknownDimension         *message);
+/* CoreML__Specification__MILSpec__Dimension methods */
+void   core_ml__specification__milspec__dimension__init
+                     (CoreML__Specification__MILSpec__Dimension         *message);
+size_t core_ml__specification__milspec__dimension__get_packed_size
+                     (const CoreML__Specification__MILSpec__Dimension   *message);
+size_t core_ml__specification__milspec__dimension__pack
+                     (const CoreML__Specification__MILSpec__Dimension   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__dimension__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Dimension   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Dimension *
+       core_ml__specification__milspec__dimension__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__dimension__free_unpacked
+                     (CoreML__Specification__MILSpec__Dimension *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__Value__ImmediateValue methods */
+void   core_ml__specification__milspec__value__immediate_value__init
+                     (CoreML__Specification__MILSpec__Value__ImmediateValue         *message);
+/* CoreML__Specification__MILSpec__Value__BlobFileValue methods */
+void   core_ml__specification__milspec__value__blob_file_value__init
+                     (CoreML__Specification__MILSpec__Value__BlobFileValue         *message);
+/* CoreML__Specification__MILSpec__Value methods */
+void   core_ml__specification__milspec__value__init
+                     (CoreML__Specification__MILSpec__Value         *message);
+size_t core_ml__specification__milspec__value__get_packed_size
+                     (const CoreML__Specification__MILSpec__Value   *message);
+size_t core_ml__specification__milspec__value__pack
+                     (const CoreML__Specification__MILSpec__Value   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__Value   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__Value *
+       core_ml__specification__milspec__value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__value__free_unpacked
+                     (CoreML__Specification__MILSpec__Value *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedFloats methods */
+void   core_ml__specification__milspec__tensor_value__repeated_floats__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedFloats         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles methods */
+void   core_ml__specification__milspec__tensor_value__repeated_doubles__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedInts methods */
+void   core_ml__specification__milspec__tensor_value__repeated_ints__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedInts         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts methods */
+void   core_ml__specification__milspec__tensor_value__repeated_long_ints__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedBools methods */
+void   core_ml__specification__milspec__tensor_value__repeated_bools__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedBools         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedStrings methods */
+void   core_ml__specification__milspec__tensor_value__repeated_strings__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedStrings         *message);
+/* CoreML__Specification__MILSpec__TensorValue__RepeatedBytes methods */
+void   core_ml__specification__milspec__tensor_value__repeated_bytes__init
+                     (CoreML__Specification__MILSpec__TensorValue__RepeatedBytes         *message);
+/* CoreML__Specification__MILSpec__TensorValue methods */
+void   core_ml__specification__milspec__tensor_value__init
+                     (CoreML__Specification__MILSpec__TensorValue         *message);
+size_t core_ml__specification__milspec__tensor_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__TensorValue   *message);
+size_t core_ml__specification__milspec__tensor_value__pack
+                     (const CoreML__Specification__MILSpec__TensorValue   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__tensor_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TensorValue   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__TensorValue *
+       core_ml__specification__milspec__tensor_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__tensor_value__free_unpacked
+                     (CoreML__Specification__MILSpec__TensorValue *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__TupleValue methods */
+void   core_ml__specification__milspec__tuple_value__init
+                     (CoreML__Specification__MILSpec__TupleValue         *message);
+size_t core_ml__specification__milspec__tuple_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__TupleValue   *message);
+size_t core_ml__specification__milspec__tuple_value__pack
+                     (const CoreML__Specification__MILSpec__TupleValue   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__tuple_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__TupleValue   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__TupleValue *
+       core_ml__specification__milspec__tuple_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__tuple_value__free_unpacked
+                     (CoreML__Specification__MILSpec__TupleValue *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__ListValue methods */
+void   core_ml__specification__milspec__list_value__init
+                     (CoreML__Specification__MILSpec__ListValue         *message);
+size_t core_ml__specification__milspec__list_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__ListValue   *message);
+size_t core_ml__specification__milspec__list_value__pack
+                     (const CoreML__Specification__MILSpec__ListValue   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__list_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__ListValue   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__ListValue *
+       core_ml__specification__milspec__list_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__list_value__free_unpacked
+                     (CoreML__Specification__MILSpec__ListValue *message,
+                      ProtobufCAllocator *allocator);
+/* CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair methods */
+void   core_ml__specification__milspec__dictionary_value__key_value_pair__init
+                     (CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair         *message);
+/* CoreML__Specification__MILSpec__DictionaryValue methods */
+void   core_ml__specification__milspec__dictionary_value__init
+                     (CoreML__Specification__MILSpec__DictionaryValue         *message);
+size_t core_ml__specification__milspec__dictionary_value__get_packed_size
+                     (const CoreML__Specification__MILSpec__DictionaryValue   *message);
+size_t core_ml__specification__milspec__dictionary_value__pack
+                     (const CoreML__Specification__MILSpec__DictionaryValue   *message,
+                      uint8_t             *out);
+size_t core_ml__specification__milspec__dictionary_value__pack_to_buffer
+                     (const CoreML__Specification__MILSpec__DictionaryValue   *message,
+                      ProtobufCBuffer     *buffer);
+CoreML__Specification__MILSpec__DictionaryValue *
+       core_ml__specification__milspec__dictionary_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   core_ml__specification__milspec__dictionary_value__free_unpacked
+                     (CoreML__Specification__MILSpec__DictionaryValue *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
+typedef void (*CoreML__Specification__MILSpec__Program__FunctionsEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Program__FunctionsEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Program__AttributesEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Program__AttributesEntry *message,
+                  void *closure_data);
 typedef void (*CoreML__Specification__MILSpec__Program_Closure)
                  (const CoreML__Specification__MILSpec__Program *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Function__BlockSpecializationsEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Function__AttributesEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Function__AttributesEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Function_Closure)
+                 (const CoreML__Specification__MILSpec__Function *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Block__AttributesEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Block__AttributesEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Block_Closure)
+                 (const CoreML__Specification__MILSpec__Block *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Argument__Binding_Closure)
+                 (const CoreML__Specification__MILSpec__Argument__Binding *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Argument_Closure)
+                 (const CoreML__Specification__MILSpec__Argument *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Operation__InputsEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Operation__InputsEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Operation__AttributesEntry_Closure)
+                 (const CoreML__Specification__MILSpec__Operation__AttributesEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Operation_Closure)
+                 (const CoreML__Specification__MILSpec__Operation *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__NamedValueType_Closure)
+                 (const CoreML__Specification__MILSpec__NamedValueType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__ValueType_Closure)
+                 (const CoreML__Specification__MILSpec__ValueType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorType__AttributesEntry_Closure)
+                 (const CoreML__Specification__MILSpec__TensorType__AttributesEntry *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorType_Closure)
+                 (const CoreML__Specification__MILSpec__TensorType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TupleType_Closure)
+                 (const CoreML__Specification__MILSpec__TupleType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__ListType_Closure)
+                 (const CoreML__Specification__MILSpec__ListType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__DictionaryType_Closure)
+                 (const CoreML__Specification__MILSpec__DictionaryType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__StateType_Closure)
+                 (const CoreML__Specification__MILSpec__StateType *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Dimension__ConstantDimension_Closure)
+                 (const CoreML__Specification__MILSpec__Dimension__ConstantDimension *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Dimension__UnknownDimension_Closure)
+                 (const CoreML__Specification__MILSpec__Dimension__UnknownDimension *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Dimension_Closure)
+                 (const CoreML__Specification__MILSpec__Dimension *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Value__ImmediateValue_Closure)
+                 (const CoreML__Specification__MILSpec__Value__ImmediateValue *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Value__BlobFileValue_Closure)
+                 (const CoreML__Specification__MILSpec__Value__BlobFileValue *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__Value_Closure)
+                 (const CoreML__Specification__MILSpec__Value *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedFloats_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedFloats *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedDoubles *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedInts_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedInts *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedLongInts *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedBools_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedBools *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedStrings_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedStrings *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue__RepeatedBytes_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue__RepeatedBytes *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TensorValue_Closure)
+                 (const CoreML__Specification__MILSpec__TensorValue *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__TupleValue_Closure)
+                 (const CoreML__Specification__MILSpec__TupleValue *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__ListValue_Closure)
+                 (const CoreML__Specification__MILSpec__ListValue *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair_Closure)
+                 (const CoreML__Specification__MILSpec__DictionaryValue__KeyValuePair *message,
+                  void *closure_data);
+typedef void (*CoreML__Specification__MILSpec__DictionaryValue_Closure)
+                 (const CoreML__Specification__MILSpec__DictionaryValue *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -62,7 +1196,46 @@ typedef void (*CoreML__Specification__MILSpec__Program_Closure)
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    core_ml__specification__milspec__data_type__descriptor;
 extern const ProtobufCMessageDescriptor core_ml__specification__milspec__program__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__program__functions_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__program__attributes_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__function__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__function__block_specializations_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__function__attributes_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__block__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__block__attributes_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__argument__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__argument__binding__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__inputs_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__operation__attributes_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__named_value_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__value_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_type__attributes_entry__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tuple_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__list_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__state_type__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__constant_dimension__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dimension__unknown_dimension__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__value__immediate_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__value__blob_file_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_floats__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_doubles__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_ints__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_long_ints__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_bools__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_strings__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tensor_value__repeated_bytes__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__tuple_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__list_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_value__descriptor;
+extern const ProtobufCMessageDescriptor core_ml__specification__milspec__dictionary_value__key_value_pair__descriptor;
 
 PROTOBUF_C__END_DECLS
 
