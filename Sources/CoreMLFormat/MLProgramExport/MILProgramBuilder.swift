@@ -39,6 +39,11 @@ struct MILProgramBuilder {
     /// Reserves `name` exactly (feature names); returns false if already taken.
     mutating func reserve(_ name: String) -> Bool { used.insert(name).inserted }
 
+    /// Reserved names already given to a variable.
+    private var defined = Set<String>()
+    func isDefined(_ name: String) -> Bool { defined.contains(name) }
+    mutating func markDefined(_ name: String) { defined.insert(name) }
+
     static func sanitize(_ s: String) -> String {
         var out = String(s.unicodeScalars.map { c -> Character in
             (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_")

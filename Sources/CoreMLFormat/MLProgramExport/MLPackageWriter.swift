@@ -47,7 +47,7 @@ public enum MLPackageWriter {
                 }
                 let manifest: [String: Any] = ["fileFormatVersion": "1.0.0", "itemInfoEntries": items,
                                                "rootModelIdentifier": modelID]
-                let json = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
+                let json = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
                 try json.write(to: URL(fileURLWithPath: (tmp as NSString).appendingPathComponent("Manifest.json")))
             }
         } catch let e as AtomicFileError {
