@@ -27,10 +27,22 @@ enum QuantizeCommand: Command {
       --skip-type TYPE       leave every layer of this op type (e.g. batchNorm, dense) unchanged;
                              repeatable
       --clamp                with --fp16, clamp out-of-range values to ±65504
+
+    ML programs (in.mlpackage → out.mlpackage), as coremltools.optimize.coreml (iOS16 ops;
+    an iOS15 program moves to iOS16); weights of rank > 1 with more than 2048 values:
+      --linear-symmetric     int8 per output channel → constexpr_affine_dequantize
+      --palettize N [--palettize-mode kmeans|uniform]   2^N-entry table per tensor (N = 1, 2, 4,
+                             6, 8) → constexpr_lut_to_dense
+      --prune magnitude --sparsity S   the fraction S of smallest |w| set to 0 →
+                             constexpr_sparse_to_dense
+      --min-weights N        compress tensors with more than N values (default 2048)
+      Not yet: int4, --block-size, --group-size, n:m pruning (iOS18 ops) — refused with an error.
     """
     static let spec = OptionSpec(
         flags: ["--fp16", "--kmeans", "--linear", "--linear-symmetric", "--clamp"],
-        single: ["--output", "--bits", "--min-weights", "--config"],
+        single: ["--output", "--bits", "--min-weights", "--config",
+                 // MARK: ML programs
+                 "--palettize", "--palettize-mode", "--group-size", "--block-size", "--prune", "--sparsity"],
         repeatable: ["--skip-layer", "--skip-type"],
         aliases: ["-o": "--output"],
         positionalRange: 1...1)
@@ -58,6 +70,7 @@ enum QuantizeCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
         let output = URL(fileURLWithPath: try args.required("--output"))
+        if input.pathExtension.lowercased() == "mlpackage" { return try MLProgramQuantize.run(args, input: input, output: output, console: console) }
         let mode = try mode(args)
         var options = QuantizationOptions()
         options.minWeights = try args.int("--min-weights") ?? 0
