@@ -306,8 +306,18 @@ extension MILExportSession {
                  outputs: [(name, try milType(out, node: node.name))])
             irVar[out] = name
 
+        case let .crop(crops):
+            let x = try value(node.inputs[0], node: node.name)
+            let out = node.outputs[0], name = varName(out)
+            let outShape = try irType(out).shape
+            guard crops.count == outShape.count else { throw unsupported(node, "crop needs one [before, after] pair per axis") }
+            b.op("slice_by_size", name: name, inputs: [("x", [x]), ("begin", [b.constInts(nm + "_begin_0", crops.map { $0.first ?? 0 })]),
+                                                     ("size", [b.constInts(nm + "_size_0", outShape)])],
+                 outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+
         default:
-            throw unsupported(node, "the ML program writer handles conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
+            throw unsupported(node, "the ML program writer handles crop,  conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
                 + "globalPool2d, pad, elementwise, binary, reshape, transpose, concat, matmul, reduce, nearest upsample2d, cast and identity; "
                 + "write an .mlmodel (classic neural network) for this graph")
         }
