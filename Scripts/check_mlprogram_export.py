@@ -25,6 +25,24 @@ FIXTURES = ["fer_cnn_k2", "sketch_cnn_k2", "depthwise_separable_k2", "conv2d_var
             "merge_ops_k2", "flatten_dense_k2", "small_unet_k2", "tiny_yolo_k2", "multi_io_k2", "rescaling_k2"]
 COMPRESS_FIXTURE = "fer_cnn_k2"
 MODES = {
+    # key: (mlconv quantize options, coremltools function, config); "_ios18" keys start from an
+    # --target iOS18 package (coremltools then writes the iOS18 ops too).
+    "linear_int8_ios18": (["--linear-symmetric"], cto.linear_quantize_weights,
+                          cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(mode="linear_symmetric", dtype="int8"))),
+    "linear_int4_block32_ios18": (["--linear-symmetric", "--bits", "4", "--block-size", "32"], cto.linear_quantize_weights,
+                                  cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(
+                                      mode="linear_symmetric", dtype="int4", granularity="per_block", block_size=32))),
+    "palettize4_kmeans_ios18": (["--palettize", "4"], cto.palettize_weights,
+                                cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(nbits=4, mode="kmeans"))),
+    "palettize4_kmeans_group16_ios18": (["--palettize", "4", "--group-size", "16"], cto.palettize_weights,
+                                        cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(
+                                            nbits=4, mode="kmeans", granularity="per_grouped_channel", group_size=16))),
+    "palettize2_uniform_ios18": (["--palettize", "2", "--palettize-mode", "uniform"], cto.palettize_weights,
+                                 cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(nbits=2, mode="uniform"))),
+    "prune_2of4_ios18": (["--prune", "2:4"], cto.prune_weights,
+                         cto.OptimizationConfig(global_config=cto.OpMagnitudePrunerConfig(n_m_ratio=(2, 4)))),
+    "prune_magnitude_0.75_ios18": (["--prune", "magnitude", "--sparsity", "0.75"], cto.prune_weights,
+                                   cto.OptimizationConfig(global_config=cto.OpMagnitudePrunerConfig(target_sparsity=0.75))),
     "linear_int8": (["--linear-symmetric"], cto.linear_quantize_weights,
                     cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(mode="linear_symmetric", dtype="int8"))),
     "palettize4_kmeans": (["--palettize", "4"], cto.palettize_weights,
@@ -55,8 +73,9 @@ def weights(prog):
 
 
 def sqnr(w, r):
+    """dB; None when the reconstruction is exact (the tensor was left uncompressed)."""
     n = np.sum((w - r) ** 2)
-    return float("inf") if n == 0 else float(10 * np.log10(np.sum(w ** 2) / n))
+    return None if n == 0 else float(10 * np.log10(np.sum(w ** 2) / n))
 
 
 def run(cmd):
@@ -76,11 +95,15 @@ with tempfile.TemporaryDirectory() as tmp:
                                       "opset": prog.functions["main"].opset_version.name if hasattr(prog.functions["main"], "opset_version") and prog.functions["main"].opset_version else None,
                                       "ops": len(ops)})
             print("export", name, prec, "loaded,", len(ops), "ops")
-    src = os.path.join(tmp, "src.mlpackage")
-    run([MLCONV, "keras", os.path.join(ROOT, "Fixtures/keras", COMPRESS_FIXTURE, "model.h5"), "-o", src, "--precision", "fp32"])
-    _, src_prog = program(src)
+    sources = {}
+    for target in ["iOS15", "iOS18"]:
+        sources[target] = os.path.join(tmp, f"src_{target}.mlpackage")
+        run([MLCONV, "keras", os.path.join(ROOT, "Fixtures/keras", COMPRESS_FIXTURE, "model.h5"), "-o", sources[target],
+             "--precision", "fp32", "--target", target])
+    _, src_prog = program(sources["iOS15"])
     original = weights(src_prog)
     for mode, (args, fn, cfg) in MODES.items():
+        src = sources["iOS18" if mode.endswith("_ios18") else "iOS15"]
         theirs = os.path.join(tmp, f"ct_{mode}.mlpackage")
         fn(ct.models.MLModel(src, skip_model_load=True), cfg).save(theirs)
         ours = os.path.join(tmp, f"ours_{mode}.mlpackage")
@@ -95,7 +118,7 @@ with tempfile.TemporaryDirectory() as tmp:
                          "sqnr_mlconv_decoded_by_coremltools": sqnr(w, o_w[k]) if k in o_w else None})
             print(mode, rows[-1])
         result["compression"]["modes"][mode] = {
-            "mlconv_args": args, "specificationVersion_coremltools": t_spec.specificationVersion,
+            "mlconv_args": args, "source_target": "iOS18" if mode.endswith("_ios18") else "iOS15", "specificationVersion_coremltools": t_spec.specificationVersion,
             "specificationVersion_mlconv": o_spec.specificationVersion, "weights": rows}
 out = os.path.join(ROOT, "Fixtures/mlprogram_export/coremltools_check.json")
 json.dump(result, open(out, "w"), indent=1, allow_nan=True)

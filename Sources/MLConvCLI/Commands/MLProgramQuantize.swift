@@ -8,8 +8,9 @@ enum MLProgramQuantize {
     static func mode(_ args: ParsedArguments) throws -> MILCompressionMode {
         var modes: [MILCompressionMode] = []
         if args.has("--linear-symmetric") {
-            if let b = try args.int("--bits"), b != 8 { throw UsageError("--linear-symmetric on an .mlpackage is int8; int4 (--bits 4) needs iOS18 ops mlconv does not write yet") }
-            modes.append(.linear(bits: 8, blockSize: try args.int("--block-size")))
+            let b = try args.int("--bits") ?? 8
+            guard b == 8 || b == 4 else { throw UsageError("--linear-symmetric on an .mlpackage is int8 (--bits 8, default) or int4 (--bits 4), found --bits \(b)") }
+            modes.append(.linear(bits: b, blockSize: try args.int("--block-size")))
         }
         if let n = args.value("--palettize") {
             guard let bits = Int(n) else { throw UsageError("--palettize takes a bit count (1, 2, 4, 6 or 8), found '\(n)'") }
@@ -18,13 +19,13 @@ enum MLProgramQuantize {
             modes.append(.palettize(bits: bits, kmeans: m == "kmeans", groupSize: try args.int("--group-size")))
         }
         if let p = args.value("--prune") {
-            guard let s = try args.float("--sparsity") else { throw UsageError("--prune needs --sparsity S (0…1)") }
             if p == "magnitude" {
+                guard let s = try args.float("--sparsity") else { throw UsageError("--prune magnitude needs --sparsity S (0…1)") }
                 modes.append(.prune(sparsity: Double(s), nOfM: nil))
             } else {
                 let parts = p.split(separator: ":").compactMap { Int($0) }
                 guard parts.count == 2 else { throw UsageError("--prune takes magnitude or n:m, found '\(p)'") }
-                modes.append(.prune(sparsity: Double(s), nOfM: (parts[0], parts[1])))
+                modes.append(.prune(sparsity: Double(parts[0]) / Double(max(parts[1], 1)), nOfM: (parts[0], parts[1])))
             }
         }
         for flag in ["--fp16", "--kmeans", "--linear"] where args.has(flag) {

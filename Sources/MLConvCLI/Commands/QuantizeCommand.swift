@@ -28,15 +28,19 @@ enum QuantizeCommand: Command {
                              repeatable
       --clamp                with --fp16, clamp out-of-range values to ±65504
 
-    ML programs (in.mlpackage → out.mlpackage), as coremltools.optimize.coreml (iOS16 ops;
-    an iOS15 program moves to iOS16); weights of rank > 1 with more than 2048 values:
-      --linear-symmetric     int8 per output channel → constexpr_affine_dequantize
-      --palettize N [--palettize-mode kmeans|uniform]   2^N-entry table per tensor (N = 1, 2, 4,
-                             6, 8) → constexpr_lut_to_dense
-      --prune magnitude --sparsity S   the fraction S of smallest |w| set to 0 →
-                             constexpr_sparse_to_dense
+    ML programs (in.mlpackage → out.mlpackage), as coremltools.optimize.coreml; weights of rank > 1
+    with more than 2048 values. iOS16 ops, or iOS18 ops for an iOS18 program and for the options
+    marked (iOS18), which move an older program to iOS18:
+      --linear-symmetric [--bits 8|4] [--block-size B]   symmetric int8 (default) or int4 (iOS18)
+                             per output channel, or per block of B input channels (iOS18) →
+                             constexpr_affine_dequantize / constexpr_blockwise_shift_scale
+      --palettize N [--palettize-mode kmeans|uniform] [--group-size G]   2^N-entry table per
+                             tensor (N = 1, 2, 4, 6, 8; 3 is iOS18) or per group of G output
+                             channels (iOS18) → constexpr_lut_to_dense
+      --prune magnitude --sparsity S   the fraction S of smallest |w| set to 0
+      --prune N:M            in every M input-channel elements the N smallest set to 0 (iOS18)
+                             → constexpr_sparse_to_dense
       --min-weights N        compress tensors with more than N values (default 2048)
-      Not yet: int4, --block-size, --group-size, n:m pruning (iOS18 ops) — refused with an error.
     """
     static let spec = OptionSpec(
         flags: ["--fp16", "--kmeans", "--linear", "--linear-symmetric", "--clamp"],

@@ -13,8 +13,9 @@
 //             magnitude: the `sparsity` fraction of smallest |w| become 0
 //
 // A program whose opset is older than CoreML6 (iOS15) moves to CoreML6 / specificationVersion 7,
-// as these ops need it. Modes of iOS18 (int4, per-block scales, per-grouped-channel tables,
-// n:m sparsity) are refused with `MILCompressionError.unsupported`.
+// as these ops need it. Programs of iOS18 (CoreML8), and requests that need iOS18 (int4,
+// per-block scales, per-grouped-channel tables, 3-bit tables, n:m sparsity — the program then
+// moves to CoreML8 / specificationVersion 9), get the iOS18 forms: MILWeightCompressor+iOS18.swift.
 import CoreMLFormat
 import Foundation
 import MLGraph
@@ -95,17 +96,25 @@ public enum MILWeightCompressor {
                                 weightThreshold: Int = 2048, path: String = "<model>")
         throws -> (Spec.Model, MILBlobWriter, [MILCompressedWeight])
     {
+        var needsIOS18 = false
         switch mode {
         case let .linear(bits, block):
-            if bits != 8 || block != nil { throw MILCompressionError.unsupported("--linear int4 / --block-size (iOS18 constexpr_blockwise_shift_scale)") }
+            guard bits == 8 || bits == 4 else { throw MILCompressionError.unsupported("--linear with \(bits) bits (int8 or int4)") }
+            if let b = block, b < 1 { throw MILCompressionError.unsupported("--block-size \(b) (expected ≥ 1)") }
+            needsIOS18 = bits == 4 || block != nil
         case let .palettize(bits, _, group):
-            if group != nil { throw MILCompressionError.unsupported("--group-size (iOS18 per-grouped-channel palettization)") }
-            guard [1, 2, 4, 6, 8].contains(bits) else {
-                throw MILCompressionError.unsupported("--palettize \(bits) (iOS16 tables have 1, 2, 4, 6 or 8 bits)")
+            if let g = group, g < 1 { throw MILCompressionError.unsupported("--group-size \(g) (expected ≥ 1)") }
+            needsIOS18 = group != nil || bits == 3
+            guard [1, 2, 3, 4, 6, 8].contains(bits) else {
+                throw MILCompressionError.unsupported("--palettize \(bits) (tables have 1, 2, 4, 6 or 8 bits; 3 from iOS18)")
             }
         case let .prune(sparsity, nm):
-            if nm != nil { throw MILCompressionError.unsupported("n:m pruning (iOS18)") }
-            guard sparsity >= 0 && sparsity <= 1 else { throw MILCompressionError.unsupported("--sparsity \(sparsity) (expected 0…1)") }
+            if let (n, m) = nm {
+                guard n >= 0, m >= 1, n <= m else { throw MILCompressionError.unsupported("--prune \(n):\(m) (expected 0 ≤ n ≤ m, m ≥ 1)") }
+                needsIOS18 = true
+            } else {
+                guard sparsity >= 0 && sparsity <= 1 else { throw MILCompressionError.unsupported("--sparsity \(sparsity) (expected 0…1)") }
+            }
         }
         guard var program = try model.mlProgram(file: path) else {
             throw MILCompressionError.invalidModel(path: path, reason: "not an ML program (mlProgram model); compress .mlmodel neural networks with the .mlmodel route")
@@ -118,11 +127,13 @@ public enum MILWeightCompressor {
             throw MILCompressionError.invalidModel(path: path, reason: "unknown opset '\(function.opset)' (expected CoreML5…CoreML8)")
         }
         var newModel = model
-        if level < 1 {
+        let minimum = needsIOS18 ? 3 : 1
+        if level < minimum {
             function.blockSpecializations[function.opset] = nil
-            function.opset = "CoreML6"
-            newModel.specificationVersion = max(newModel.specificationVersion, 7)
+            function.opset = opsets[minimum]
+            newModel.specificationVersion = max(newModel.specificationVersion, Int32(6 + minimum))
         }
+        let ios18 = max(level, minimum) >= 3
 
         let reader = BlobReader(bytes: weights, path: path)
         var blobs = MILBlobWriter()
@@ -144,8 +155,16 @@ public enum MILWeightCompressor {
             if isFloat, shape.count > 1, !shape.contains(-1), count > weightThreshold, count >= 10,
                let values = blob.floats(count: count) {
                 let fp16 = blob.type == .float16
-                let (newOp, newName, recon) = try compressed(name: out.name, values: values, shape: shape, fp16: fp16,
-                                                             mode: mode, blobs: &blobs)
+                let made = ios18 ? try compressedIOS18(name: out.name, values: values, shape: shape, fp16: fp16, mode: mode, blobs: &blobs)
+                    : try compressed(name: out.name, values: values, shape: shape, fp16: fp16, mode: mode, blobs: &blobs)
+                guard let (newOp, newName, recon) = made else {
+                    // Not compressible in this mode (coremltools skips it too): kept as it is.
+                    let off = try blobs.append(encoded: blob.data, type: blob.type, elementCount: blob.elementCount)
+                    val.value = .blobFileValue(.init(fileName: ref.fileName, offset: off))
+                    op.attributes["val"] = val
+                    ops.append(op)
+                    continue
+                }
                 ops.append(newOp)
                 rename[out.name] = newName
                 report.append(MILCompressedWeight(name: out.name, shape: shape, sqnr: sqnr(values, recon)))
@@ -178,7 +197,7 @@ public enum MILWeightCompressor {
     // MARK: Modes
 
     static func compressed(name: String, values: [Float], shape: [Int], fp16: Bool, mode: MILCompressionMode,
-                           blobs: inout MILBlobWriter) throws -> (Spec.MILSpec.Operation, String, [Float]) {
+                           blobs: inout MILBlobWriter) throws -> (Spec.MILSpec.Operation, String, [Float])? {
         let floatType: Spec.MILSpec.DataType = fp16 ? .float16 : .float32
         func floatValue(_ v: [Float], _ s: [Int]) -> Spec.MILSpec.Value {
             if v.count >= 10 {
@@ -219,17 +238,7 @@ public enum MILWeightCompressor {
             return (op, newName, recon)
 
         case let .palettize(bits, kmeans, _):
-            let table: [Float], codes: [Int]
-            if kmeans {
-                let q = try kmeansLUTQuantize(values, bits: bits)
-                table = q.table; codes = q.codes.map(Int.init)
-            } else {
-                let lo = values.min() ?? 0, hi = values.max() ?? 0
-                let n = (1 << bits) - 1
-                let step = n > 0 ? (hi - lo) / Float(n) : 0
-                table = (0...n).map { lo + Float($0) * step }
-                codes = values.map { step > 0 ? min(n, max(0, Int(((($0 - lo) / step)).rounded()))) : 0 }
-            }
+            let (table, codes) = try palette(values, bits: bits, kmeans: kmeans)
             let packed = packLSBFirst(codes, bits: bits)
             let recon = codes.map { stored(table[$0]) }
             let newName = name + "_palettized"
