@@ -55,7 +55,8 @@ func loadGraph(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConv
 ///     a Core ML model (`coreMLHookSpecs`); `required` leading specs must select a layer.
 ///   - decoded: the `.mlmodel` at `url` when the caller has already decoded it (not decoded again).
 func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasOptions: KerasConversionOptions = .init(),
-                                coreMLHooks: (specs: [KerasHookSpec], required: Int) = ([], 0), decoded: Spec.Model? = nil)
+                                coreMLHooks: (specs: [KerasHookSpec], required: Int) = ([], 0), decoded: Spec.Model? = nil,
+                                milOptions: MILImportOptions = MILImportOptions())
     throws -> (graph: Graph, disabledPasses: Set<String>)
 {
     switch try ModelFileKind.detect(url) {
@@ -67,6 +68,8 @@ func loadGraphAndDisabledPasses(_ url: URL, architectureJSON: URL? = nil, kerasO
         return (b.graph, b.disabledPasses.intersection(PassPipeline.inference.names))
     case .coreML:
         let spec = try decoded ?? Spec.Model.load(contentsOf: url.path)
+        // MARK: ML programs (MILImporter)
+        if spec.kind == .mlProgram { return (try importMLProgram(spec, url: url, options: milOptions).graph, []) }
         let g = try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent)
         return (try coreMLHooks.specs.lowerCustomNodes(in: g, file: url.lastPathComponent, requiredMatches: coreMLHooks.required), [])
     }

@@ -31,9 +31,11 @@ enum CompileCommand: Command {
       --custom-layer MATCH=CLASS run the custom layers MATCH selects with runtime class CLASS
       --hooks FILE.json          the same from a hooks file (docs/HOOKS.md); flags win over it
     \(passOptionsHelp)
+    ML programs (.mlpackage, mlProgram .mlmodel):
+    \(milOptionsHelp)
     """
     static let spec = OptionSpec(single: ["--output"], aliases: ["-o": "--output"], positionalRange: 1...1).adding(passOptionSpec)
-        .adding(OptionSpec(single: ["--hooks"], repeatable: ["--custom-layer", "--lower"]))
+        .adding(OptionSpec(single: ["--hooks"], repeatable: ["--custom-layer", "--lower"])).adding(milOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
@@ -57,7 +59,7 @@ enum CompileCommand: Command {
                     + "(or --inputs rows.json|rows.csv); `mlconv inspect` lists its inputs")
             }
         }
-        let graph = try loadGraphAndDisabledPasses(input, coreMLHooks: try coreMLHookSpecs(args)).graph
+        let graph = try loadGraphAndDisabledPasses(input, coreMLHooks: try coreMLHookSpecs(args), milOptions: try milImportOptions(args)).graph
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
                        passes: InferencePasses(run: true, disabled: disabled))
         return 0

@@ -64,12 +64,15 @@ enum PredictCommand: Command {
       --profile             print the time of every layer (slowest first) with the kernel that ran it
       --benchmark N         after the prediction, time N more (3 warm-up runs first) and print
                             the median and minimum latency in milliseconds
+    ML programs (.mlpackage, mlProgram .mlmodel):
+    \(milOptionsHelp)
     """
     static let spec = OptionSpec(
         flags: ["--reference", "--profile"],
         single: ["--output-dir", "--threads", "--benchmark", "--crop", "--inputs", "--output-json", "--output-csv"],
         repeatable: ["--input"],
         positionalRange: 1...1).adding(hookOptionSpec).adding(OptionSpec(single: ["--config"])).adding(passOptionSpec)
+        .adding(milOptionSpec)
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
@@ -81,7 +84,8 @@ enum PredictCommand: Command {
         let keras = try parseKerasHookOptions(args)
         let disabled = try disabledPasses(args)
         let (graph, recorded) = try loadGraphAndDisabledPasses(url, architectureJSON: args.value("--config").map { URL(fileURLWithPath: $0) },
-                                                               kerasOptions: keras, coreMLHooks: try coreMLHookSpecs(args), decoded: decoded)
+                                                               kerasOptions: keras, coreMLHooks: try coreMLHookSpecs(args), decoded: decoded,
+                                                               milOptions: try milImportOptions(args))
         var config = Model.Configuration()
         config.disabledPasses = disabled.union(recorded)
         if let t = try args.int("--threads") {
