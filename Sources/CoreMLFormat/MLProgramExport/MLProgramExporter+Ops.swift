@@ -317,7 +317,7 @@ extension MILExportSession {
             irVar[out] = name
 
         default:
-            throw unsupported(node, "the ML program writer handles crop,  conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
+            throw unsupported(node, "the ML program writer handles crop, conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
                 + "globalPool2d, pad, elementwise, binary, reshape, transpose, concat, matmul, reduce, nearest upsample2d, cast and identity; "
                 + "write an .mlmodel (classic neural network) for this graph")
         }

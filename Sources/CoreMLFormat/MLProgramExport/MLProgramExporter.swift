@@ -57,6 +57,10 @@ public struct MLProgramExportResult: Sendable {
 }
 
 public enum MLProgramExporter {
+    /// The MIL variable / feature name the writer gives IR tensor `name`: characters outside
+    /// [A-Za-z0-9_] become `_`, and a leading digit gets a `_` prefix.
+    public static func featureName(for name: String) -> String { MILProgramBuilder.sanitize(name) }
+
     /// Converts `graph` to an ML program.
     ///
     /// - Throws: `MLProgramExportError.unsupportedOp` for the first node without a MIL lowering
