@@ -22,7 +22,9 @@ from coremltools.converters.mil.frontend.milproto.load import load as milproto_l
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MLCONV = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/mlconv")
 FIXTURES = ["fer_cnn_k2", "sketch_cnn_k2", "depthwise_separable_k2", "conv2d_variants_k2", "pooling_k2",
-            "merge_ops_k2", "flatten_dense_k2", "small_unet_k2", "tiny_yolo_k2", "multi_io_k2", "rescaling_k2"]
+            "merge_ops_k2", "flatten_dense_k2", "small_unet_k2", "tiny_yolo_k2", "multi_io_k2", "rescaling_k2",
+            "batchnorm_variants_k2", "activations_k2", "norm_layers_k2", "pad_crop_upsample_k2", "reshape_permute_repeat_k2",
+            "style_transfer_k2", "conv1d_causal_dilated_k2", "lambda_calls_k2"]
 COMPRESS_FIXTURE = "fer_cnn_k2"
 MODES = {
     # key: (mlconv quantize options, coremltools function, config); "_ios18" keys start from an

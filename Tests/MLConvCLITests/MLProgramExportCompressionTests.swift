@@ -136,4 +136,17 @@ final class MLProgramExportCompressionTests: XCTestCase {
             XCTAssertEqual(main.blockSpecializations["CoreML5"]?.outputs, pkg.model.description?.output.map(\.name))
         }
     }
+
+    /// Regression: coremltools' layer_norm type inference fails on a beta without gamma
+    /// (Keras LayerNormalization(scale=False)); the writer adds gamma = 1.
+    func testLayerNormWithBetaAlsoHasGamma() throws {
+        let path = try exportedPackage("norm_layers_k2", precision: .float32)
+        let program = try XCTUnwrap(try MLPackage.read(at: path).model.mlProgram())
+        let ops = program.functions["main"]?.blockSpecializations["CoreML5"]?.operations ?? []
+        let norms = ops.filter { $0.type == "layer_norm" }
+        XCTAssertFalse(norms.isEmpty)
+        for op in norms where op.inputs["beta"] != nil {
+            XCTAssertNotNil(op.inputs["gamma"], "layer_norm \(op.outputs.first?.name ?? "")")
+        }
+    }
 }

@@ -23,7 +23,7 @@ final class MLProgramExportParityTests: XCTestCase {
     func testKerasFixturesRunAtParityAsMLPrograms() throws {
         let fixtures = try CoreMLExportParityTests.manifest()
         let dir = try TestPaths.temporaryDirectory(for: self)
-        var passed: [String] = [], refused: [String] = []
+        var passed: [String] = [], refused: [String] = [], notImported: [String] = []
         for f in fixtures {
             let graph: Graph
             do {
@@ -45,7 +45,14 @@ final class MLProgramExportParityTests: XCTestCase {
                         let shape = try XCTUnwrap(graph.inputs.first { $0.name == name }).type.shape
                         feeds[MLProgramExporter.featureName(for: name)] = try NPY.read(contentsOf: CoreMLExportParityTests.kerasDir.appendingPathComponent(io.file)).reshaped(shape)
                     }
-                    let got = try run(path, feeds)
+                    let got: [String: NDArray]
+                    do { got = try run(path, feeds) } catch let e as CoreMLImportError {
+                        // MIL ops the importer does not map yet (e.g. resize_bilinear): the package
+                        // itself is checked by coremltools (Scripts/check_mlprogram_export.py).
+                        guard case .unsupportedLayers = e else { throw e }
+                        if precision == .float32 { notImported.append("\(f.name): \(e)") }
+                        continue
+                    }
                     for (i, io) in f.outputs.enumerated() {
                         let name = graph.outputs.contains(io.name) ? io.name : graph.outputs[i]
                         let ref = try NPY.read(contentsOf: CoreMLExportParityTests.kerasDir.appendingPathComponent(io.file))
@@ -62,7 +69,8 @@ final class MLProgramExportParityTests: XCTestCase {
             }
         }
         print("ML program parity: \(passed.count) fixtures at parity (fp32 and fp16): \(passed.joined(separator: ", "))")
+        print("written but not imported by MILImporter (\(notImported.count)):\n  " + notImported.joined(separator: "\n  "))
         print("refused by the ML program writer (\(refused.count)):\n  " + refused.joined(separator: "\n  "))
-        XCTAssertGreaterThanOrEqual(passed.count, 30)
+        XCTAssertGreaterThanOrEqual(passed.count, 50)
     }
 }

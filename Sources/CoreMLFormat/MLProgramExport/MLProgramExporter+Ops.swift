@@ -84,7 +84,7 @@ extension MILExportSession {
                     ("epsilon", [floatScalar(nm + "_epsilon" + wsfx, a.epsilon)]),
                 ], outputs: [(name, try milType(out, nchw: true, node: node.name))])
                 nchwVar[out] = name
-            } else if a.axis == ty.rank - 1 {
+            } else if a.axis >= 1 && a.axis < ty.rank {
                 // y = x·s + (β − μ·s), s = γ/√(σ² + ε), broadcast along the last axis.
                 var scale = [Float](repeating: 0, count: c), shift = [Float](repeating: 0, count: c)
                 for i in 0..<c {
@@ -93,13 +93,14 @@ extension MILExportSession {
                 }
                 let x = try value(t, node: node.name)
                 let type = try milType(out, node: node.name)
+                let bshape = [c] + [Int](repeating: 1, count: ty.rank - 1 - a.axis)  // broadcasts along `axis`
                 let mulName = b.fresh(nm + "_scale" + suffix)
-                b.op("mul", name: mulName, inputs: [("x", [x]), ("y", [b.constFloats(nm + "_scale_y", scale, shape: [c], as: compute)])], outputs: [(mulName, type)])
+                b.op("mul", name: mulName, inputs: [("x", [x]), ("y", [b.constFloats(nm + "_scale_y", scale, shape: bshape, as: compute)])], outputs: [(mulName, type)])
                 let name = varName(out)
-                b.op("add", name: name, inputs: [("x", [mulName]), ("y", [b.constFloats(nm + "_shift_y", shift, shape: [c], as: compute)])], outputs: [(name, type)])
+                b.op("add", name: name, inputs: [("x", [mulName]), ("y", [b.constFloats(nm + "_shift_y", shift, shape: bshape, as: compute)])], outputs: [(name, type)])
                 irVar[out] = name
             } else {
-                throw unsupported(node, "batch norm along axis \(a.axis) of a rank-\(ty.rank) tensor; the ML program writer handles the channel axis of NHWC and the last axis")
+                throw unsupported(node, "batch norm along axis \(a.axis) of a rank-\(ty.rank) tensor (the batch axis)")
             }
 
         case let .activation(act):
@@ -306,6 +307,152 @@ extension MILExportSession {
                  outputs: [(name, try milType(out, node: node.name))])
             irVar[out] = name
 
+        case .constant:
+            guard let w = node.weights["value"], let out = node.outputs.first else { throw unsupported(node, "constant without weight \"value\"") }
+            let ty = try irType(out)
+            guard ty.elementType.isFloat else { throw unsupported(node, "constants of element type \(ty.elementType)") }
+            irVar[out] = b.constFloats(varName(out), w.floats(), shape: ty.shape, as: compute)
+
+        case let .unary(a):
+            let f = a.function
+            try layoutAgnostic(node) { s, x, type, outName in
+                var v = x
+                if a.scale != 1 {
+                    let n = s.b.fresh(nm + "_scale" + s.suffix)
+                    v = s.b.op("mul", name: n, inputs: [("x", [v]), ("y", [s.floatScalar(nm + "_scale_y", a.scale)])], outputs: [(n, type)])[0]
+                }
+                if a.shift != 0 {
+                    let n = s.b.fresh(nm + "_shift" + s.suffix)
+                    v = s.b.op("add", name: n, inputs: [("x", [v]), ("y", [s.floatScalar(nm + "_shift_y", a.shift)])], outputs: [(n, type)])[0]
+                }
+                switch f {
+                case .neg:
+                    return s.b.op("mul", name: outName, inputs: [("x", [v]), ("y", [s.floatScalar(nm + "_neg_y", -1)])], outputs: [(outName, type)])[0]
+                case .rsqrt, .inverse, .log:
+                    return s.b.op(f.rawValue, name: outName, inputs: [("x", [v]), ("epsilon", [s.floatScalar(nm + "_epsilon_0", a.epsilon)])], outputs: [(outName, type)])[0]
+                case .threshold:
+                    return s.b.op("threshold", name: outName, inputs: [("x", [v]), ("alpha", [s.floatScalar(nm + "_alpha_0", a.alpha)])], outputs: [(outName, type)])[0]
+                case .power:
+                    return s.b.op("pow", name: outName, inputs: [("x", [v]), ("y", [s.floatScalar(nm + "_y_0", a.alpha)])], outputs: [(outName, type)])[0]
+                default:
+                    return s.b.op(f.rawValue, name: outName, inputs: [("x", [v])], outputs: [(outName, type)])[0]
+                }
+            }
+
+        case let .layerNorm(a):
+            let x = try value(node.inputs[0], node: node.name)
+            let out = node.outputs[0], name = varName(out)
+            var ins: [(String, [String])] = [("x", [x]), ("epsilon", [floatScalar(nm + "_epsilon_0", a.epsilon)])]
+            if !a.axes.isEmpty { ins.append(("axes", [b.constInts(nm + "_axes_0", a.axes)])) }
+            if let g = try weight(node, "gamma") {
+                ins.append(("gamma", [g]))
+            } else if let be = node.weights["beta"] {
+                // coremltools' layer_norm type inference reads gamma's shape whenever beta is given.
+                ins.append(("gamma", [b.constFloats(nm + "_gamma", [Float](repeating: 1, count: be.elementCount), shape: be.shape, as: compute)]))
+            }
+            if let be = try weight(node, "beta") { ins.append(("beta", [be])) }
+            b.op("layer_norm", name: name, inputs: ins, outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+
+        case .embedding:
+            // gather(table [vocab, D], indices int32 x, axis 0); the IR weight is [D, vocab].
+            let t = node.inputs[0], out = node.outputs[0]
+            guard let w = node.weights["weight"], w.shape.count == 2 else { throw unsupported(node, "embedding without a [D, vocab] weight") }
+            let (d, vocab) = (w.shape[0], w.shape[1])
+            let wf = w.floats()
+            var table = [Float](repeating: 0, count: d * vocab)
+            for i in 0..<d { for j in 0..<vocab { table[j * d + i] = wf[i * vocab + j] } }
+            var idx = try value(t, node: node.name)
+            let inTy = try irType(t)
+            if inTy.elementType != .int32 {
+                let n = b.fresh(nm + "_indices_int32")
+                idx = b.op("cast", name: n, inputs: [("x", [idx]), ("dtype", [b.constString(n + "_dtype_0", "int32")])],
+                           outputs: [(n, MILProgramBuilder.tensorType(.int32, inTy.shape))])[0]
+            }
+            let name = varName(out)
+            b.op("gather", name: name, inputs: [("x", [b.constFloats(nm + "_table", table, shape: [vocab, d], as: compute)]),
+                                               ("indices", [idx]), ("axis", [b.constInt(nm + "_axis_0", 0)])],
+                 outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+
+        case let .repeatVector(n):
+            let t = node.inputs[0], out = node.outputs[0]
+            let x = try value(t, node: node.name)
+            let inShape = try irType(t).shape
+            let e = b.fresh(nm + "_expanded" + suffix)
+            b.op("expand_dims", name: e, inputs: [("x", [x]), ("axes", [b.constInts(nm + "_axes_0", [1])])],
+                 outputs: [(e, MILProgramBuilder.tensorType(try scalar(try irType(t).elementType, node: node.name), [inShape[0], 1] + inShape.dropFirst()))])
+            let name = varName(out)
+            b.op("tile", name: name, inputs: [("x", [e]), ("reps", [b.constInts(nm + "_reps_0", [1, n] + [Int](repeating: 1, count: inShape.count - 1))])],
+                 outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+
+        case let .upsample2d(a):
+            let mode: String
+            switch a.mode {
+            case .bilinearHalfPixel: mode = "UNALIGN_CORNERS"
+            case .bilinearAlignCorners: mode = "STRICT_ALIGN_CORNERS"
+            case .bilinearAsymmetric: mode = "DEFAULT"
+            case .nearest: mode = "DEFAULT"
+            }
+            try resizeBilinear(node, mode: mode)
+
+        case let .resize(a):
+            guard a.method == .bilinear || a.samplingMode == .asymmetric else {
+                throw unsupported(node, "nearest resize with sampling mode \(a.samplingMode.rawValue)")
+            }
+            if a.method == .nearest {
+                let x = try nchw(node.inputs[0], node: node.name)
+                let out = node.outputs[0], name = nchwName(out)
+                let o = try irType(out).shape
+                b.op("resize_nearest_neighbor", name: name, inputs: [("x", [x]), ("target_size_height", [b.constInt(nm + "_target_size_height_0", o[1])]),
+                                                                   ("target_size_width", [b.constInt(nm + "_target_size_width_0", o[2])])],
+                     outputs: [(name, try milType(out, nchw: true, node: node.name))])
+                nchwVar[out] = name
+            } else {
+                let mode: String
+                switch a.samplingMode {
+                case .alignCorners: mode = "ALIGN_CORNERS"
+                case .strictAlignCorners: mode = "STRICT_ALIGN_CORNERS"
+                case .halfPixel: mode = "UNALIGN_CORNERS"
+                case .asymmetric: mode = "DEFAULT"
+                }
+                try resizeBilinear(node, mode: mode)
+            }
+
+        case let .expandDims(axes):
+            try shapeOp(node, "expand_dims", [("axes", b.constInts(nm + "_axes_0", axes))])
+
+        case let .squeeze(axes):
+            try shapeOp(node, "squeeze", axes.isEmpty ? [] : [("axes", b.constInts(nm + "_axes_0", axes))])
+
+        case let .tile(reps):
+            try shapeOp(node, "tile", [("reps", b.constInts(nm + "_reps_0", reps))])
+
+        case let .sliceBySize(begin, size):
+            try shapeOp(node, "slice_by_size", [("begin", b.constInts(nm + "_begin_0", begin)), ("size", b.constInts(nm + "_size_0", size))])
+
+        case let .sliceByIndex(a):
+            let r = a.begin.count
+            func mask(_ m: [Bool]) -> [Bool] { m.isEmpty ? [Bool](repeating: false, count: r) : m }
+            func bools(_ base: String, _ v: [Bool]) -> String {
+                b.const(base, MILProgramBuilder.immediate(.bool, [v.count], .bools(.init(values: v))), MILProgramBuilder.tensorType(.bool, [v.count]))
+            }
+            try shapeOp(node, "slice_by_index", [
+                ("begin", b.constInts(nm + "_begin_0", a.begin)), ("end", b.constInts(nm + "_end_0", a.end)),
+                ("stride", b.constInts(nm + "_stride_0", a.stride)),
+                ("begin_mask", bools(nm + "_begin_mask_0", mask(a.beginMask))), ("end_mask", bools(nm + "_end_mask_0", mask(a.endMask))),
+                ("squeeze_mask", bools(nm + "_squeeze_mask_0", mask(a.squeezeMask))),
+            ])
+
+        case let .stack(axis):
+            var xs: [String] = []
+            for t in node.inputs { xs.append(try value(t, node: node.name)) }
+            let out = node.outputs[0], name = varName(out)
+            b.op("stack", name: name, inputs: [("values", xs), ("axis", [b.constInt(nm + "_axis_0", axis)])],
+                 outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+
         case let .crop(crops):
             let x = try value(node.inputs[0], node: node.name)
             let out = node.outputs[0], name = varName(out)
@@ -317,10 +464,34 @@ extension MILExportSession {
             irVar[out] = name
 
         default:
-            throw unsupported(node, "the ML program writer handles crop, conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
-                + "globalPool2d, pad, elementwise, binary, reshape, transpose, concat, matmul, reduce, nearest upsample2d, cast and identity; "
+            throw unsupported(node, "the ML program writer handles conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
+                + "globalPool2d, pad, crop, elementwise, binary, unary, reshape, transpose, concat, matmul, reduce, layerNorm, "
+                + "embedding, repeatVector, upsample2d, resize, expandDims, squeeze, tile, sliceBySize, sliceByIndex, stack, "
+                + "constant, cast and identity; "
                 + "write an .mlmodel (classic neural network) for this graph")
         }
+    }
+
+    /// A one-input op in the IR layout with extra parameters (already emitted consts).
+    mutating func shapeOp(_ node: Node, _ type: String, _ params: [(String, String)]) throws {
+        let x = try value(node.inputs[0], node: node.name)
+        let out = node.outputs[0], name = varName(out)
+        b.op(type, name: name, inputs: [("x", [x])] + params.map { ($0.0, [$0.1]) }, outputs: [(name, try milType(out, node: node.name))])
+        irVar[out] = name
+    }
+
+    /// MIL `resize_bilinear` to the output's H and W (NCHW), with `mode` its sampling mode.
+    mutating func resizeBilinear(_ node: Node, mode: String) throws {
+        let nm = MILProgramBuilder.sanitize(node.name)
+        let x = try nchw(node.inputs[0], node: node.name)
+        let out = node.outputs[0], name = nchwName(out)
+        let o = try irType(out).shape
+        b.op("resize_bilinear", name: name, inputs: [
+            ("x", [x]), ("target_size_height", [b.constInt(nm + "_target_size_height_0", o[1])]),
+            ("target_size_width", [b.constInt(nm + "_target_size_width_0", o[2])]),
+            ("sampling_mode", [b.constString(nm + "_sampling_mode_0", mode)]),
+        ], outputs: [(name, try milType(out, nchw: true, node: node.name))])
+        nchwVar[out] = name
     }
 
     /// Output = input: the output tensor shares the input's variables (an `identity` op only
@@ -377,6 +548,11 @@ extension MILExportSession {
             return simple(&self, "thresholded_relu", [("alpha", [floatScalar(nm + "_alpha_0", theta)])])
         case let .scaledTanh(alpha, beta):
             return simple(&self, "scaled_tanh", [("alpha", [floatScalar(nm + "_alpha_0", alpha)]), ("beta", [floatScalar(nm + "_beta_0", beta)])])
+        case .selu:
+            // λ·elu(x, α) with Keras' constants.
+            let e = b.fresh(nm + "_elu" + suffix)
+            b.op("elu", name: e, inputs: [("x", [x]), ("alpha", [floatScalar(nm + "_alpha_0", 1.6732632423543772)])], outputs: [(e, type)])
+            return b.op("mul", name: outName, inputs: [("x", [e]), ("y", [floatScalar(nm + "_scale_0", 1.0507009873554805)])], outputs: [(outName, type)])[0]
         default:
             throw unsupported(node, "activation \(act) has no ML program lowering in mlconv yet")
         }

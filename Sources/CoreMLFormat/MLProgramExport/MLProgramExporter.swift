@@ -224,6 +224,10 @@ struct MILExportSession {
         }
         for o in graph.outputs {
             let name = MILProgramBuilder.sanitize(o)
+            if finalName[o] != nil {
+                notes.append("output '\(o)' is listed twice; written once (ML program outputs are unique)")
+                continue
+            }
             if irVar[o] != nil || nchwVar[o] != nil {
                 throw MLProgramExportError.unsupportedOp(node: o, op: "output", reason: "the output is a graph input; insert an identity node")
             }
@@ -239,7 +243,7 @@ struct MILExportSession {
         var outputs: [String] = []
         var descOutputs: [Spec.FeatureDescription] = []
         for o in graph.outputs {
-            guard let final = finalName[o] else { continue }
+            guard let final = finalName[o], !outputs.contains(final) else { continue }
             let ty = try irType(o)
             let fd = graph.description.outputs.first { $0.name == o }
             let src = fd?.image != nil ? try nchw(o, node: "output") : try value(o, node: "output")
