@@ -16,7 +16,8 @@ Writes Fixtures/mlprogram/<case>/:
                        "source": "keras"|"numpy"}
 Keras cases: small_cnn (Conv2D, BatchNormalization, ReLU, MaxPooling2D, Flatten, Dense, softmax),
 mobilenet_block (DepthwiseConv2D, 1x1 Conv2D, ReLU6, residual Add, GlobalAveragePooling2D),
-dense_softmax, each in fp32 and fp16. MIL Builder cases: conv_relu_pool (NCHW conv, relu,
+dense_softmax, lstm_seq and gru_last (coremltools turns Keras LSTM / GRU into a while_loop over
+tensor lists), attention (MultiHeadAttention + LayerNormalization), each in fp32 and fp16. MIL Builder cases: conv_relu_pool (NCHW conv, relu,
 max_pool), layer_norm, lstm_bidirectional, reductions (reduce_mean / reduce_sum / pow / abs /
 real_div), shape_ops (reshape, transpose, concat, slice_by_index, squeeze, expand_dims, split).
 Weights come from generators seeded with fixed numbers; every fixture stays below ~200 KB.
@@ -90,8 +91,26 @@ def keras_cases():
         y = L.Dense(4, activation="softmax", name="p")(y)
         return tf.keras.Model(x, y)
 
+    def lstm_seq():
+        x = L.Input((7, 4), name="seq", batch_size=1)
+        y = L.LSTM(6, return_sequences=True)(x)
+        y = L.Dense(3, name="out")(y)
+        return tf.keras.Model(x, y)
+
+    def gru_last():
+        x = L.Input((6, 5), name="seq", batch_size=1)
+        y = L.GRU(4)(x)
+        return tf.keras.Model(x, y)
+
+    def attention():
+        x = L.Input((5, 8), name="tokens", batch_size=1)
+        y = L.MultiHeadAttention(num_heads=2, key_dim=4)(x, x)
+        y = L.LayerNormalization()(L.Add()([x, y]))
+        return tf.keras.Model(x, y)
+
     rng = np.random.RandomState(7)
-    for name, make in [("small_cnn", small_cnn), ("mobilenet_block", mobilenet_block), ("dense_softmax", dense_softmax)]:
+    for name, make in [("small_cnn", small_cnn), ("mobilenet_block", mobilenet_block), ("dense_softmax", dense_softmax),
+                       ("lstm_seq", lstm_seq), ("gru_last", gru_last), ("attention", attention)]:
         model = make()
         # Non-trivial batch-norm statistics.
         for layer in model.layers:
@@ -230,6 +249,109 @@ def mil_cases():
     program_case("shape_ops", shape_prog, {"x_in": x}, {"y": s[:, :3] - s[:, 3:], "q": s})
 
 
+# ---- compressed weights (coremltools.optimize.coreml) ----------------------------------------
+
+def compressed_cases():
+    """A conv + linear program compressed by coremltools.optimize.coreml for iOS16 (constexpr
+    ops of the iOS16 opset) and iOS18 (constexpr_blockwise_shift_scale, the iOS18
+    constexpr_lut_to_dense / constexpr_sparse_to_dense); the reference is the program run with
+    the decompressed weights, computed in NumPy from the weights coremltools' own
+    decompression gives (`ct.optimize.coreml.decompress_weights`, value inference)."""
+    import coremltools.optimize.coreml as cto
+    rng = np.random.RandomState(21)
+    x = rng.uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, (8, 4, 3, 3)).astype(np.float32)
+    lw = rng.uniform(-0.5, 0.5, (5, 8 * 4 * 4)).astype(np.float32)
+    w[np.abs(w) < 0.2] = 0  # some sparsity for pruning
+    lw[np.abs(lw) < 0.2] = 0
+
+    def build(target):
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape)], opset_version=target)
+        def prog(x_in):
+            y = mb.conv(x=x_in, weight=w, strides=[1, 1], pad_type="valid")
+            y = mb.reshape(x=y, shape=[1, -1])
+            return mb.linear(x=y, weight=lw, name="y")
+        return ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target,
+                          compute_precision=ct.precision.FLOAT32)
+
+    def reference(ml):
+        weights = {}
+        dec = cto.decompress_weights(ml)
+        for op in dec._mil_program.functions["main"].operations:
+            v = op.outputs[0].val if op.op_type == "const" else None
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                weights[tuple(v.shape)] = v.astype(np.float64)
+        wc, lwc = weights[w.shape], weights[lw.shape]
+        xd = x.astype(np.float64)
+        conv = numpy_conv2d(xd, wc, np.zeros(8), 1, (0, 0, 0, 0))
+        return conv.reshape(1, -1) @ lwc.T
+
+    op_cfg = dict(weight_threshold=0)
+    for target, tname in [(ct.target.iOS16, "ios16"), (ct.target.iOS18, "ios18")]:
+        base = build(target)
+        variants = {
+            "palettize4": cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(nbits=4, mode="kmeans", **op_cfg)),
+            "linear8": cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(mode="linear_symmetric", **op_cfg)),
+            "prune": cto.OptimizationConfig(global_config=cto.OpThresholdPrunerConfig(threshold=0.19, minimum_sparsity_percentile=0.3, **op_cfg)),
+        }
+        if target == ct.target.iOS18:
+            variants["linear4_block"] = cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(
+                mode="linear_symmetric", dtype="int4", granularity="per_block", block_size=4, **op_cfg))
+            variants["palettize2_grouped"] = cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(
+                nbits=2, mode="kmeans", granularity="per_grouped_channel", group_size=4, **op_cfg))
+        if target == ct.target.iOS18:
+            # Joint compression: pruned, then palettized / quantized keeping the sparsity
+            # (constexpr_lut_to_sparse, constexpr_sparse_blockwise_shift_scale).
+            pruned = cto.prune_weights(base, variants["prune"])
+            joint = {
+                "prune_palettize": cto.palettize_weights(pruned, cto.OptimizationConfig(global_config=cto.OpPalettizerConfig(
+                    nbits=2, mode="kmeans", **op_cfg)), joint_compression=True),
+                "prune_linear8": cto.linear_quantize_weights(pruned, cto.OptimizationConfig(global_config=cto.OpLinearQuantizerConfig(
+                    mode="linear_symmetric", **op_cfg)), joint_compression=True),
+            }
+            for vname, ml in joint.items():
+                save_case(f"compressed_{tname}_{vname}", ml, {"x_in": x}, {"y": reference(ml)}, "fp32", "numpy")
+        for vname, cfg in variants.items():
+            if vname == "prune":
+                ml = cto.prune_weights(base, cfg)
+            elif vname.startswith("palettize"):
+                ml = cto.palettize_weights(base, cfg)
+            else:
+                ml = cto.linear_quantize_weights(base, cfg)
+            save_case(f"compressed_{tname}_{vname}", ml, {"x_in": x}, {"y": reference(ml)}, "fp32", "numpy")
+
+
+# ---- a weight blob file written by coremltools' own writer ---------------------------------
+
+def blob_file():
+    """Fixtures/mlprogram_blob/weight.bin (coremltools' _BlobStorageWriter) and blobs.json:
+    per blob its metadata offset, MIL dtype name and values."""
+    from coremltools import libmilstoragepython as storage
+    d = os.path.join(ROOT, "Fixtures", "mlprogram_blob")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    rng = np.random.RandomState(5)
+    w = storage._BlobStorageWriter(os.path.join(d, "weight.bin"))
+    entries = []
+    fp16 = rng.uniform(-2, 2, 7).astype(np.float16)
+    entries.append(("fp16", w.write_fp16_data(fp16.view(np.uint16)), fp16.astype(float).tolist()))
+    fp32 = rng.uniform(-2, 2, 5).astype(np.float32)
+    entries.append(("fp32", w.write_float_data(fp32), fp32.astype(float).tolist()))
+    i8 = rng.randint(-128, 128, 9).astype(np.int8)
+    entries.append(("int8", w.write_int8_data(i8), i8.tolist()))
+    u8 = rng.randint(0, 256, 4).astype(np.uint8)
+    entries.append(("uint8", w.write_uint8_data(u8), u8.tolist()))
+    for name, bits in [("uint1", 1), ("uint2", 2), ("uint3", 3), ("uint4", 4), ("uint6", 6)]:
+        v = rng.randint(0, 2 ** bits, 13).astype(np.uint8)
+        entries.append((name, getattr(w, f"write_{name}_data")(v), v.tolist()))
+    i4 = rng.randint(-8, 8, 11).astype(np.int8)
+    entries.append(("int4", w.write_int4_data(i4), i4.tolist()))
+    del w
+    with open(os.path.join(d, "blobs.json"), "w") as f:
+        json.dump([{"dtype": n, "offset": o, "values": v} for n, o, v in entries], f, indent=1)
+    print("mlprogram_blob:", os.path.getsize(os.path.join(d, "weight.bin")), "bytes")
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     want = set(sys.argv[1:])
@@ -237,3 +359,7 @@ if __name__ == "__main__":
         keras_cases()
     if not want or "mil" in want:
         mil_cases()
+    if not want or "compressed" in want:
+        compressed_cases()
+    if not want or "blob" in want:
+        blob_file()

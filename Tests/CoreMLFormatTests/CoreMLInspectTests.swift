@@ -143,7 +143,7 @@ final class CoreMLInspectTests: XCTestCase {
     func testOtherModelKinds() throws {
         let prog = try report("corpus/mlmodel/autonerf_superpoint.mlpackage")
         XCTAssertEqual(prog.modelType, "mlProgram")
-        XCTAssertTrue(prog.text.contains("mlProgram: layers not shown; mlconv cannot run ML programs"), prog.text)
+        XCTAssertTrue(prog.text.contains("mlProgram: runs with `mlconv predict`"), prog.text)
         let fn = try XCTUnwrap(((prog.jsonObject["details"] as? [String: Any])?["functions"] as? [[String: Any]])?.first)
         XCTAssertEqual(fn["name"] as? String, "main")
         XCTAssertEqual(fn["operationCount"] as? Int, 141)

@@ -26,8 +26,8 @@ import Foundation
 /// - `details`: what mlconv reads of other model kinds (trees, GLM weights, SVM kernel, k-NN,
 ///   text models, feature prints, ML program functions and op counts, …);
 /// - `mlconv` (`canImport`, `canRun`, `summary`, `unsupportedLayers`, `customLayerClassNames`);
-/// - `notes` (plain statements, e.g. "mlProgram: layers not shown; mlconv cannot run ML
-///   programs", spec-version inconsistencies) and `warnings` (fields mlconv's schema does not
+/// - `notes` (plain statements, e.g. "mlProgram: runs with `mlconv predict` …",
+///   spec-version inconsistencies) and `warnings` (fields mlconv's schema does not
 ///   know, from `Spec.Model.unknownFieldWarnings`).
 public struct CoreMLReport {
     /// The report as JSON-compatible values (String, Int, Double, Bool, arrays, dictionaries),

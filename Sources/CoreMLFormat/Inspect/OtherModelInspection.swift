@@ -170,7 +170,7 @@ enum OtherModelInspection {
             let p = program(f)
             for (k, v) in p.json { d[k] = v }
             lines += p.lines
-            what = "mlProgram: layers not shown; mlconv cannot run ML programs"
+            what = "mlProgram: runs with `mlconv predict` / `mlconv compile` (ops: `mlconv ops --mil`); MIL text below"
         case .customModel:
             let cls = f.string(10) ?? ""
             d["className"] = cls

@@ -128,8 +128,10 @@ public struct MILBlob: @unchecked Sendable {
     public let metadataOffset: UInt64
     /// Offset of the data in the file.
     public let dataOffset: UInt64
-    /// The data bytes (valid while the `MILBlobFile` lives).
+    /// The data bytes, inside the mapping (`file` keeps it alive while this blob lives).
     public let bytes: UnsafeRawBufferPointer
+    /// The file the blob was read from.
+    public let file: MILBlobFile
     /// Unused bits at the end of sub-byte data.
     public let paddingBits: Int
 
@@ -162,19 +164,20 @@ public final class MILBlobFile: @unchecked Sendable {
     ///
     /// - Throws: `MILBlobError.unreadable` if the file cannot be opened or mapped,
     ///   `.invalidHeader` if it is shorter than 64 bytes or its version is not 2.
-    public init(path: String) throws {
-        self.path = path
+    /// - Parameter name: how messages name the file (default: `path`).
+    public init(path: String, name: String? = nil) throws {
+        self.path = name ?? path
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw MILBlobError.unreadable(file: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw MILBlobError.unreadable(file: self.path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw MILBlobError.unreadable(file: path, reason: String(cString: strerror(errno))) }
+        guard fstat(fd, &st) == 0 else { throw MILBlobError.unreadable(file: self.path, reason: String(cString: strerror(errno))) }
         let size = Int(st.st_size)
         guard size >= Self.alignment else {
-            throw MILBlobError.invalidHeader(file: path, expected: "a 64-byte header", found: "\(size) bytes in all")
+            throw MILBlobError.invalidHeader(file: self.path, expected: "a 64-byte header", found: "\(size) bytes in all")
         }
         guard let p = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
-            throw MILBlobError.unreadable(file: path, reason: "mmap failed: " + String(cString: strerror(errno)))
+            throw MILBlobError.unreadable(file: self.path, reason: "mmap failed: " + String(cString: strerror(errno)))
         }
         mapping = p
         mappedLength = size
@@ -182,11 +185,11 @@ public final class MILBlobFile: @unchecked Sendable {
         count = bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian
         version = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
         guard version == 2 else {
-            throw MILBlobError.invalidHeader(file: path, expected: "version 2 in the header", found: "version \(version)")
+            throw MILBlobError.invalidHeader(file: self.path, expected: "version 2 in the header", found: "version \(version)")
         }
         // Every blob needs at least its 64-byte record after the header.
         guard UInt64(count) <= UInt64(size / Self.alignment) else {
-            throw MILBlobError.invalidHeader(file: path, expected: "at most \(size / Self.alignment - 1) blobs in \(size) bytes",
+            throw MILBlobError.invalidHeader(file: self.path, expected: "at most \(size / Self.alignment - 1) blobs in \(size) bytes",
                                              found: "a count of \(count)")
         }
     }
@@ -196,7 +199,7 @@ public final class MILBlobFile: @unchecked Sendable {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mlconv-blob-\(UUID().uuidString).bin")
         try Data(data).write(to: tmp)
         defer { try? FileManager.default.removeItem(at: tmp) }
-        try self.init(path: tmp.path)
+        try self.init(path: tmp.path, name: name)
     }
 
     deinit {
@@ -247,7 +250,7 @@ public final class MILBlobFile: @unchecked Sendable {
         guard byteCount > 0 || padding == 0 else { throw bad("padding only after data", "\(padding) bits of padding in an empty blob") }
         return MILBlob(dataType: type, metadataOffset: offset, dataOffset: dataOffset,
                        bytes: UnsafeRawBufferPointer(rebasing: bytes[Int(dataOffset)..<Int(dataOffset + byteCount)]),
-                       paddingBits: Int(padding))
+                       file: self, paddingBits: Int(padding))
     }
 
     /// The blob at `offset`, checked to hold exactly `elementCount` elements of `expected`.

@@ -25,7 +25,7 @@ enum InspectCommand: Command {
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let url = URL(fileURLWithPath: args.positional[0])
-        let report: [String: Any]
+        var report: [String: Any]
         var text: String? = nil
         switch try ModelFileKind.detect(url) {
         case .keras:
@@ -42,6 +42,14 @@ enum InspectCommand: Command {
             let r = try CoreMLInspector.report(for: url, runCheck: runCheck)
             report = r.jsonObject
             text = r.text
+            // MARK: ML programs: the program as MIL text
+            if let program = try? Spec.Model.load(contentsOf: url.path).mlProgram(file: url.lastPathComponent) {
+                let mil = program.milText()
+                var j = report
+                j["milText"] = mil
+                report = j
+                text = (text ?? "") + "\n\nMIL program:\n" + mil
+            }
         }
         if args.has("--json") {
             let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])

@@ -28,8 +28,11 @@ enum OpsCommand: Command {
                 not imported (with the reason), and the IR ops the writer lowers to it. With
                 --json: one object per type (name, fieldNumber, imported, irOps, limitations,
                 refusal, exportedFrom); with --markdown: docs/COREML_LAYERS.md
+      --mil     every MIL op of coremltools' iOS15–iOS18 opsets and whether ML programs using it
+                are imported (from the MIL importer's op table), with the reason when not;
+                with --json one object per op (op, imported, note)
     """
-    static let spec = OptionSpec(flags: ["--json", "--kinds", "--coreml", "--markdown"], positionalRange: 0...0)
+    static let spec = OptionSpec(flags: ["--json", "--kinds", "--coreml", "--markdown", "--mil"], positionalRange: 0...0)
 
     struct Entry: Encodable {
         var name: String
@@ -65,6 +68,7 @@ enum OpsCommand: Command {
 
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         if args.has("--coreml") { return try coreML(args, console: console) }
+        if args.has("--mil") { return try mil(args, console: console) }
         if args.has("--markdown") {
             console.error("mlconv ops: --markdown needs --coreml")
             return 2
@@ -112,6 +116,26 @@ extension OpsCommand {
             console.print(l.name.padding(toLength: width, withPad: " ", startingAt: 0) + status)
             if let lim = l.limitations { console.print("    refused: " + lim) }
             if !l.exportedFrom.isEmpty { console.print("    written from: " + l.exportedFrom.joined(separator: "; ")) }
+        }
+        return 0
+    }
+}
+
+// MARK: ML programs
+extension OpsCommand {
+    /// `mlconv ops --mil`: `MILOpTable.status`, generated from the MIL importer's table.
+    static func mil(_ args: ParsedArguments, console: Console) throws -> Int32 {
+        let list = MILOpTable.status
+        if args.has("--json") {
+            let objects = list.map { ["op": $0.op, "imported": $0.supported, "note": $0.note] as [String: Any] }
+            let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
+            console.print(String(decoding: data, as: UTF8.self))
+            return 0
+        }
+        console.print("\(list.filter(\.supported).count) of \(list.count) MIL ops imported (ML programs: .mlpackage, mlProgram .mlmodel)")
+        let width = (list.map(\.op.count).max() ?? 0) + 2
+        for e in list {
+            console.print(e.op.padding(toLength: width, withPad: " ", startingAt: 0) + (e.supported ? "imported" : "not imported: " + e.note))
         }
         return 0
     }

@@ -83,13 +83,19 @@ public enum MILImporter {
 
 /// The state of one import.
 final class MILGraphImporter {
-    let b: ImportBuilder
+    /// The builder of the block being imported (the function's, or a nested block's).
+    var b: ImportBuilder
     let options: MILImportOptions
     let blobs: MILBlobResolver
     /// MIL name → value (one scope: MIL names are unique in a program's function).
     var values: [String: MILValue] = [:]
-    /// MIL name → the `constant` node output emitted for it (constants read as tensors).
+    /// MIL name → the `constant` node output emitted for it (constants read as tensors), in the
+    /// block being imported.
     var constantNodes: [String: String] = [:]
+    /// The enclosing blocks of the block being imported (MILOpsControlFlow.swift), innermost last.
+    var outerFrames: [MILFrame] = []
+    /// Outer tensors read by the block being imported: (name in the enclosing block, name here).
+    var captures: [(outer: String, inner: String)] = []
     /// Op types met and not mapped (for the summary of unsupported ops).
     var problems: [CoreMLImportError.LayerProblem] { b.problems }
 
@@ -269,7 +275,7 @@ final class MILGraphImporter {
     /// element type when it is not a float).
     func tensor(named name: String, value: MILValue) throws -> String {
         switch value {
-        case let .tensor(t): return t
+        case let .tensor(t): return try resolve(t)
         case let .constant(c):
             if let t = constantNodes[name] { return t }
             let t = try constantTensorNode(c, base: name)

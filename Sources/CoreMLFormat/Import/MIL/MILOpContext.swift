@@ -14,11 +14,18 @@ struct MILOpContext {
 
     // MARK: Arguments
 
-    func has(_ param: String) -> Bool { !(op.inputs[param]?.arguments.isEmpty ?? true) }
+    func has(_ param: String) -> Bool { !(op.inputs[param]?.arguments.isEmpty ?? true) || (param != "name" && op.attributes[param] != nil) }
 
     /// Every binding of `param` (variadic parameters such as concat's `values`), as (name, value).
+    /// A parameter given as an op attribute (the iOS16 constexpr ops keep their values there) is
+    /// one constant binding.
     func bindings(_ param: String) throws -> [(String, MILValue)] {
-        guard let arg = op.inputs[param] else { return [] }
+        guard let arg = op.inputs[param] else {
+            if param != "name", let v = op.attributes[param] {
+                return [("\(name)__\(param)", .constant(try MILConst.decode(v, blobs: importer.blobs)))]
+            }
+            return []
+        }
         return try arg.arguments.enumerated().map { i, binding -> (String, MILValue) in
             switch binding.binding {
             case let .name(n)?:

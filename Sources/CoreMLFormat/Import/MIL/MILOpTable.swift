@@ -7,7 +7,7 @@ public enum MILOpTable {
     static let mappers: [String: MILOpMapper] = {
         var m: [String: MILOpMapper] = [:]
         for family in [MILElementwiseOps.mappers, MILConvNormOps.mappers, MILShapeOps.mappers, MILRecurrentOps.mappers,
-                       MILConstexprOps.mappers] {
+                       MILConstexprOps.mappers, MILControlFlowOps.mappers] {
             m.merge(family) { a, _ in a }
         }
         return m
@@ -15,12 +15,6 @@ public enum MILOpTable {
 
     /// Ops mlconv knows and refuses, with the reason.
     static let refusals: [String: String] = [
-        "cond": "control flow (cond) is not imported yet",
-        "while_loop": "control flow (while_loop) is not imported yet",
-        "make_list": "tensor lists are not imported yet (they come with while_loop)",
-        "list_read": "tensor lists are not imported yet", "list_write": "tensor lists are not imported yet",
-        "list_gather": "tensor lists are not imported yet", "list_scatter": "tensor lists are not imported yet",
-        "list_length": "tensor lists are not imported yet",
         "read_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
         "write_state": "stateful programs (iOS 18 read_state / write_state) are not imported yet",
         "coreml_update_state": "stateful programs (iOS 18 states) are not imported yet",
