@@ -2,8 +2,8 @@
 (.h5 → .mlpackage → mlconv predict), fp32 and fp16 ML programs, optionally compressed.
 
 Run through Scripts/bench-mlprogram (builds mlconv in release mode; Python venv with tf.keras 2.15).
-The network is tf.keras.applications.MobileNetV2(weights=None) with a fixed seed (no weight
-download), 224×224×3, batch 1. Latency: `mlconv predict --benchmark N` median after 3 warm-up
+The network is tf.keras.applications.MobileNetV2(weights=None, classifier_activation=None) with a
+fixed seed and random batch-norm statistics (no weight download), 224×224×3, batch 1, logits out. Latency: `mlconv predict --benchmark N` median after 3 warm-up
 runs, same thread count for every route. Also checks that the ML program's output matches the
 Keras route's (max |Δ|).
 """
@@ -35,7 +35,15 @@ a = ap.parse_args()
 
 import tensorflow as tf
 tf.keras.utils.set_random_seed(0)
-model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3))
+model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3), classifier_activation=None)
+# Freshly initialised batch norms (mean 0, variance 1, γ 1, β 0) shrink the signal to ~1e-11 logits;
+# plausible statistics keep the outputs O(1) so the parity column means something.
+rng = np.random.default_rng(0)
+for layer in model.layers:
+    if isinstance(layer, tf.keras.layers.BatchNormalization):
+        g, b, m, v = layer.get_weights()
+        layer.set_weights([rng.uniform(0.8, 1.6, g.shape).astype(np.float32), rng.normal(0, 0.1, b.shape).astype(np.float32),
+                           rng.normal(0, 0.1, m.shape).astype(np.float32), rng.uniform(0.05, 0.3, v.shape).astype(np.float32)])
 with tempfile.TemporaryDirectory() as tmp:
     h5 = os.path.join(tmp, "mobilenetv2.h5")
     model.save(h5)
@@ -51,6 +59,7 @@ with tempfile.TemporaryDirectory() as tmp:
     routes.append(("ML program fp32, 4-bit palettized", q, None))
     ref = predict(a.mlconv, routes[0][1], inp, os.path.join(tmp, "o0"))
     print(f"MobileNetV2 (weights=None, seed 0), 224x224x3, threads={a.threads}, runs={a.runs} (median after 3 warm-up)")
+    print(f"logits: max |Keras route| = {float(np.abs(ref).max()):.3g}")
     print(f"{'route':40s} {'size MB':>8s} {'median ms':>10s} {'max|Δ| vs Keras route':>22s}")
     for i, (name, path, _) in enumerate(routes):
         ms = latency(a.mlconv, path, inp, a.threads, a.runs)
