@@ -54,12 +54,25 @@ final class CancelTransposePairsTests: XCTestCase {
         XCTAssertGreaterThan(a.scalars.map(abs).max() ?? 0, 0.1)
     }
 
+    func testPadBetweenThePairMovesItsAmountsAndIsThenFused() throws {
+        // NCHW pad of H by (1, 2) and W by (0, 3) → NHWC pads [[0,0],[1,2],[0,3],[0,0]], which
+        // fuse_pad_into_conv then folds into conv_b.
+        let pad = Node(name: "pad", op: .pad(PadAttributes(mode: .constant, pads: [[0, 0], [0, 0], [1, 2], [0, 3]])), inputs: ["t1"], outputs: ["p"])
+        let g = try Self.graph(middle: [pad])
+        var h = g
+        XCTAssertEqual(try PassPipeline.inference.run(on: &h), ["cancel_transpose_pairs", "fuse_pad_into_conv"])
+        XCTAssertEqual(h.nodes.map(\.name), ["conv_a", "conv_b"])
+        let x = try NDArray(shape: [1, 3, 4, 5], scalars: randomFloats(count: 60, seed: 5, in: -3 ... 3))
+        let a = try XCTUnwrap(try Model(graph: g, configuration: .init(referenceOnly: true)).prediction(from: ["x": x])["y"])
+        let b = try XCTUnwrap(try Model(graph: g).prediction(from: ["x": x])["y"])
+        XCTAssertEqual(a.shape, [1, 6, 7, 2])
+        XCTAssertLessThanOrEqual(maxAbsDiff(a.scalars, b.scalars), 1e-4)
+    }
+
     func testChainWithANonElementwiseOpOrASecondConsumerIsLeftAlone() throws {
-        // A pad between the transposes is not layout-agnostic.
-        let pad = Node(name: "pad", op: .pad(PadAttributes(mode: .constant, pads: [[0, 0], [0, 0], [1, 1], [1, 1]])), inputs: ["t1"], outputs: ["p"])
-        var g = try Self.graph(middle: [pad])
-        g.nodes.removeLast()  // conv_b would not fit the padded shape
-        g.outputs = ["t2"]
+        // A reshape between the transposes is not layout-agnostic.
+        let reshape = Node(name: "flat", op: .reshapeND(shape: [1, 5, 3, 4]), inputs: ["t1"], outputs: ["p"])
+        var g = try Self.graph(middle: [reshape])
         try g.inferShapes()
         var h = g
         XCTAssertFalse(CancelTransposePairs().apply(to: &h))

@@ -6,8 +6,8 @@
 /// reads NCHW → NHWC … NHWC → NCHW transposes around the element-wise ops between the
 /// convolutions (MobileNetV2: about two per convolution). For a `transpose` T2 whose input is
 /// produced by a chain of single-consumer element-wise nodes (activation, clip, unary, identity,
-/// a binary op with a one-element constant, batch norm and softmax — their axis moved through the
-/// permutation) that starts at a transpose T1 with the inverse permutation, the chain is rewired
+/// a binary op with a one-element constant, batch norm, softmax and pad — their axis moved
+/// through the permutation) that starts at a transpose T1 with the inverse permutation, the chain is rewired
 /// to read T1's input and to write T2's output tensor, and T1 and T2 are removed. The result
 /// computes the same values (element-wise ops commute with a permutation of the axes); graph
 /// inputs, outputs and every remaining tensor outside the chain keep their types. Graphs with
@@ -49,6 +49,14 @@ public struct CancelTransposePairs: GraphPass {
         case let .softmax(a):
             guard node.inputs.count == 1, let ax = axis(a) else { return nil }
             return .softmax(axis: ax)
+        case let .pad(a):
+            // Amounts follow their axis: axis a of the transposed tensor is axis p1[a].
+            guard node.inputs.count == 1, a.pads.count == rank else { return nil }
+            var pads = a.pads
+            for i in 0..<rank { pads[p1[i]] = a.pads[i] }
+            var moved = a
+            moved.pads = pads
+            return .pad(moved)
         default:
             return nil
         }

@@ -18,8 +18,9 @@ public struct PassPipeline: Sendable {
     /// store in an `.mlbundle`, and by `MLRuntime.Model.init` at load (unless `referenceOnly`),
     /// so bundles written before the pipeline existed get the same rewrites. Every pass in it
     /// is idempotent: running the pipeline twice changes nothing the second time.
-    /// Order: `fuse_pad_into_conv`, `cancel_transpose_pairs`.
-    public static let inference = PassPipeline(uncheckedPasses: [FusePadIntoConv(), CancelTransposePairs()])
+    /// Order: `cancel_transpose_pairs` (so that a pad it moves back to NHWC can then be fused),
+    /// `fuse_pad_into_conv`.
+    public static let inference = PassPipeline(uncheckedPasses: [CancelTransposePairs(), FusePadIntoConv()])
 
     /// - Throws: `GraphError.duplicatePassName` when two passes share a name.
     public init(_ passes: [any GraphPass]) throws(GraphError) {
