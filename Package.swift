@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile"]),
         .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile"],
                 exclude: ["proto"]),
-        .target(name: "MLPasses", dependencies: ["MLGraph"]),
+        .target(name: "MLPasses", dependencies: ["MLGraph", "CoreMLFormat"]),  // CoreMLFormat: ML program compression (MLProgram/)
         .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile"]),
         .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile"]),
         .target(name: "MLPrediction", dependencies: ["MLGraph", "CoreMLFormat", "MLRuntime", "ImageIO"]),

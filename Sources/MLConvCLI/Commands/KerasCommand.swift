@@ -10,7 +10,7 @@ enum KerasCommand: Command {
     static let name = "keras"
     static let summary = "convert a Keras .h5 model to a compiled .mlbundle or a Core ML .mlmodel"
     static let help = """
-    Usage: mlconv keras <model.h5> [--config arch.json] -o <out.mlbundle|out.mlmodel> [options]
+    Usage: mlconv keras <model.h5> [--config arch.json] -o <out.mlbundle|out.mlmodel|out.mlpackage> [options]
 
     Converts a Keras HDF5 file (Keras 2.x / tf.keras or Keras 3 `model.save('x.h5')`, or a
     weights-only `save_weights` file together with the `model.to_json()` architecture) into a
@@ -18,7 +18,12 @@ enum KerasCommand: Command {
     specificationVersion its features need) that coremltools and Xcode read.
 
     Options:
-      -o, --output PATH          output file (.mlbundle or .mlmodel); written atomically
+      -o, --output PATH          output file (.mlbundle or .mlmodel), or an ML program package
+                                 (.mlpackage directory); written atomically
+      --target iOS15|iOS16|iOS17|iOS18   .mlpackage deployment target (default iOS15;
+                                 specificationVersion 6…9, MIL opset CoreML5…CoreML8)
+      --precision fp16|fp32      .mlpackage weight and compute precision (default fp16, as
+                                 coremltools: inputs cast to fp16, outputs back to fp32)
       --config PATH              architecture JSON (model.to_json()) for a weights-only .h5
       --input-shape NAME=D1,D2…  fixed shape (without batch) for an input whose Keras shape has
                                  unknown dimensions; repeatable
@@ -51,7 +56,8 @@ enum KerasCommand: Command {
     static let spec = OptionSpec(
         flags: ["--bgr"],
         single: ["--output", "--config", "--class-labels", "--author", "--license", "--short-description",
-                 "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias"],
+                 "--image-scale", "--red-bias", "--green-bias", "--blue-bias", "--gray-bias",
+                 "--target", "--precision"],
         repeatable: ["--input-shape", "--description", "--input-name", "--output-name", "--image-input", "--image-output"],
         aliases: ["-o": "--output"],
         positionalRange: 1...1).adding(hookOptionSpec).adding(passOptionSpec).adding(flexibleShapeOptionSpec)
@@ -90,7 +96,7 @@ enum KerasCommand: Command {
         try applyFlexibleShapes(flexible, to: &graph)
         try applyDescriptionOptions(args, to: &graph)
         try writeModel(graph, to: output, source: input.lastPathComponent, console: console,
-                       passes: InferencePasses(run: true, disabled: disabled))
+                       passes: InferencePasses(run: true, disabled: disabled), mlProgram: try mlProgramOptions(args, output: output))
         return 0
     }
 }
@@ -169,7 +175,8 @@ func applyDescriptionOptions(_ args: ParsedArguments, to graph: inout Graph) thr
 /// Writes `graph` as the format the output path's extension names, then prints a summary.
 /// For an .mlbundle, first runs the inference passes as `passes` says (printing which changed the
 /// graph) and records the disabled ones in the bundle; `passes` is ignored for .mlmodel.
-func writeModel(_ original: Graph, to output: URL, source: String, console: Console, passes: InferencePasses = .none) throws {
+func writeModel(_ original: Graph, to output: URL, source: String, console: Console, passes: InferencePasses = .none,
+                mlProgram: MLProgramExportOptions = MLProgramExportOptions()) throws {
     var graph = original
     switch output.pathExtension.lowercased() {
     case "mlbundle":
@@ -198,10 +205,19 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
         try result.model.write(toFile: output.path)
         console.print("Core ML specificationVersion \(result.model.specificationVersion)"
             + (result.versionReasons.isEmpty ? "" : " (" + result.versionReasons.map(\.description).joined(separator: "; ") + ")"))
+    // MARK: ML programs
+    case "mlpackage":
+        var options = mlProgram
+        options.converterTag = "mlconv \(MLConv.version)"
+        let result = try MLProgramExporter.write(graph, to: output.path, options: options)
+        for note in result.notes { console.print("note: \(note)") }
+        console.print("ML program: specificationVersion \(result.model.specificationVersion), opset \(options.target.opset), "
+            + "\(options.precision.rawValue), \(result.weights.count) weight blob(s)")
     default:
-        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle or .mlmodel")
+        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle, .mlmodel or .mlpackage")
     }
-    let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
+    let size = output.pathExtension.lowercased() == "mlpackage" ? directorySize(output.path)
+        : (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
     console.print("wrote \(output.path) (\(formatBytes(size)); \(graph.nodes.count) layers, \(graph.parameterCount) parameters) from \(source)")
     for i in graph.inputs { console.print("  input  \(i.name) \(formatShape(i.type.shape))") }
     for o in graph.outputs { console.print("  output \(o) \(graph.tensorTypes[o].map { formatShape($0.shape) } ?? "?")") }

@@ -27,10 +27,26 @@ enum QuantizeCommand: Command {
       --skip-type TYPE       leave every layer of this op type (e.g. batchNorm, dense) unchanged;
                              repeatable
       --clamp                with --fp16, clamp out-of-range values to ±65504
+
+    ML programs (in.mlpackage → out.mlpackage), as coremltools.optimize.coreml; weights of rank > 1
+    with more than 2048 values. iOS16 ops, or iOS18 ops for an iOS18 program and for the options
+    marked (iOS18), which move an older program to iOS18:
+      --linear-symmetric [--bits 8|4] [--block-size B]   symmetric int8 (default) or int4 (iOS18)
+                             per output channel, or per block of B input channels (iOS18) →
+                             constexpr_affine_dequantize / constexpr_blockwise_shift_scale
+      --palettize N [--palettize-mode kmeans|uniform] [--group-size G]   2^N-entry table per
+                             tensor (N = 1, 2, 4, 6, 8; 3 is iOS18) or per group of G output
+                             channels (iOS18) → constexpr_lut_to_dense
+      --prune magnitude --sparsity S   the fraction S of smallest |w| set to 0
+      --prune N:M            in every M input-channel elements the N smallest set to 0 (iOS18)
+                             → constexpr_sparse_to_dense
+      --min-weights N        compress tensors with more than N values (default 2048)
     """
     static let spec = OptionSpec(
         flags: ["--fp16", "--kmeans", "--linear", "--linear-symmetric", "--clamp"],
-        single: ["--output", "--bits", "--min-weights", "--config"],
+        single: ["--output", "--bits", "--min-weights", "--config",
+                 // MARK: ML programs
+                 "--palettize", "--palettize-mode", "--group-size", "--block-size", "--prune", "--sparsity"],
         repeatable: ["--skip-layer", "--skip-type"],
         aliases: ["-o": "--output"],
         positionalRange: 1...1)
@@ -58,6 +74,7 @@ enum QuantizeCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
         let output = URL(fileURLWithPath: try args.required("--output"))
+        if input.pathExtension.lowercased() == "mlpackage" { return try MLProgramQuantize.run(args, input: input, output: output, console: console) }
         let mode = try mode(args)
         var options = QuantizationOptions()
         options.minWeights = try args.int("--min-weights") ?? 0

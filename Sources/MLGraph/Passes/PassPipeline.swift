@@ -18,11 +18,12 @@ public struct PassPipeline: Sendable {
     /// store in an `.mlbundle`, and by `MLRuntime.Model.init` at load (unless `referenceOnly`),
     /// so bundles written before the pipeline existed get the same rewrites. Every pass in it
     /// is idempotent: running the pipeline twice changes nothing the second time.
-    /// Order: `remove_no_op_nodes`, `merge_reshapes_transposes`, `fuse_pad_into_conv`,
+    /// Order: `remove_no_op_nodes`, `merge_reshapes_transposes`, `cancel_transpose_pairs`,
+    /// `fuse_pad_into_conv` (after the transposes, so that a pad moved back to NHWC is fused),
     /// `fold_batchnorm_into_conv`, `fuse_activation` (a batch norm is folded before the activation
     /// after it is fused, so conv → batch norm → ReLU becomes one convolution).
     public static let inference = PassPipeline(uncheckedPasses: [
-        RemoveNoOpNodes(), MergeReshapesTransposes(), FusePadIntoConv(),
+        RemoveNoOpNodes(), MergeReshapesTransposes(), CancelTransposePairs(), FusePadIntoConv(),
         // MARK: inference passes (issue 12)
         FoldBatchNormIntoConv(), FuseActivation(),
     ])
