@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 de317ffde2d2f3d9
+// body-hash: fnv1a64 c1e416412f027b70
 
 import CCoreMLProto
 
@@ -31,6 +31,243 @@ extension Spec {
             case 6: return "SCATTER_MIN"
             default: return "ScatterMode(\(rawValue))"
             }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationReLU` (NeuralNetwork.proto).
+    public struct ActivationReLU: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationLeakyReLU` (NeuralNetwork.proto).
+    public struct ActivationLeakyReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationTanh` (NeuralNetwork.proto).
+    public struct ActivationTanh: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationScaledTanh` (NeuralNetwork.proto).
+    public struct ActivationScaledTanh: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSigmoid` (NeuralNetwork.proto).
+    public struct ActivationSigmoid: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationLinear` (NeuralNetwork.proto).
+    public struct ActivationLinear: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSigmoidHard` (NeuralNetwork.proto).
+    public struct ActivationSigmoidHard: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationPReLU` (NeuralNetwork.proto).
+    public struct ActivationPReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationELU` (NeuralNetwork.proto).
+    public struct ActivationELU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationThresholdedReLU` (NeuralNetwork.proto).
+    public struct ActivationThresholdedReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSoftsign` (NeuralNetwork.proto).
+    public struct ActivationSoftsign: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSoftplus` (NeuralNetwork.proto).
+    public struct ActivationSoftplus: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationParametricSoftplus` (NeuralNetwork.proto).
+    public struct ActivationParametricSoftplus: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Spec.WeightParams?
+        /// Field 2 `beta`.
+        public var beta: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Spec.WeightParams? = nil, beta: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationParams` (NeuralNetwork.proto).
+    public struct ActivationParams: Equatable, Sendable {
+        /// The `NonlinearityType` oneof; nil when no member is set.
+        public var nonlinearityType: NonlinearityType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(nonlinearityType: NonlinearityType? = nil, unknownFields: UnknownFields = []) {
+            self.nonlinearityType = nonlinearityType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `NonlinearityType` oneof.
+        public enum NonlinearityType: Equatable, Sendable {
+            /// Field 5 `linear`.
+            case linear(Spec.ActivationLinear)
+            /// Field 10 `ReLU`.
+            case reLU(Spec.ActivationReLU)
+            /// Field 15 `leakyReLU`.
+            case leakyReLU(Spec.ActivationLeakyReLU)
+            /// Field 20 `thresholdedReLU`.
+            case thresholdedReLU(Spec.ActivationThresholdedReLU)
+            /// Field 25 `PReLU`.
+            case pReLU(Spec.ActivationPReLU)
+            /// Field 30 `tanh`.
+            case tanh(Spec.ActivationTanh)
+            /// Field 31 `scaledTanh`.
+            case scaledTanh(Spec.ActivationScaledTanh)
+            /// Field 40 `sigmoid`.
+            case sigmoid(Spec.ActivationSigmoid)
+            /// Field 41 `sigmoidHard`.
+            case sigmoidHard(Spec.ActivationSigmoidHard)
+            /// Field 50 `ELU`.
+            case eLU(Spec.ActivationELU)
+            /// Field 60 `softsign`.
+            case softsign(Spec.ActivationSoftsign)
+            /// Field 70 `softplus`.
+            case softplus(Spec.ActivationSoftplus)
+            /// Field 71 `parametricSoftplus`.
+            case parametricSoftplus(Spec.ActivationParametricSoftplus)
         }
     }
 }
@@ -3564,6 +3801,202 @@ extension Spec {
 }
 
 // MARK: - Coding (Swift value <-> protobuf-c message, via CReader / CWriter)
+
+extension Spec.ActivationReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationLeakyReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationTanh: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationScaledTanh: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSigmoid: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationLinear: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSigmoidHard: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationPReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = try r.message(1, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationELU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationThresholdedReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSoftsign: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSoftplus: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationParametricSoftplus: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = try r.message(1, as: Spec.WeightParams.self)
+        beta = try r.message(2, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: alpha)
+        try w.set(2, message: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        switch r.oneofCase(5) {
+        case 5: nonlinearityType = Spec.ActivationParams.NonlinearityType.linear(try r.message(5, as: Spec.ActivationLinear.self) ?? Spec.ActivationLinear())
+        case 10: nonlinearityType = Spec.ActivationParams.NonlinearityType.reLU(try r.message(10, as: Spec.ActivationReLU.self) ?? Spec.ActivationReLU())
+        case 15: nonlinearityType = Spec.ActivationParams.NonlinearityType.leakyReLU(try r.message(15, as: Spec.ActivationLeakyReLU.self) ?? Spec.ActivationLeakyReLU())
+        case 20: nonlinearityType = Spec.ActivationParams.NonlinearityType.thresholdedReLU(try r.message(20, as: Spec.ActivationThresholdedReLU.self) ?? Spec.ActivationThresholdedReLU())
+        case 25: nonlinearityType = Spec.ActivationParams.NonlinearityType.pReLU(try r.message(25, as: Spec.ActivationPReLU.self) ?? Spec.ActivationPReLU())
+        case 30: nonlinearityType = Spec.ActivationParams.NonlinearityType.tanh(try r.message(30, as: Spec.ActivationTanh.self) ?? Spec.ActivationTanh())
+        case 31: nonlinearityType = Spec.ActivationParams.NonlinearityType.scaledTanh(try r.message(31, as: Spec.ActivationScaledTanh.self) ?? Spec.ActivationScaledTanh())
+        case 40: nonlinearityType = Spec.ActivationParams.NonlinearityType.sigmoid(try r.message(40, as: Spec.ActivationSigmoid.self) ?? Spec.ActivationSigmoid())
+        case 41: nonlinearityType = Spec.ActivationParams.NonlinearityType.sigmoidHard(try r.message(41, as: Spec.ActivationSigmoidHard.self) ?? Spec.ActivationSigmoidHard())
+        case 50: nonlinearityType = Spec.ActivationParams.NonlinearityType.eLU(try r.message(50, as: Spec.ActivationELU.self) ?? Spec.ActivationELU())
+        case 60: nonlinearityType = Spec.ActivationParams.NonlinearityType.softsign(try r.message(60, as: Spec.ActivationSoftsign.self) ?? Spec.ActivationSoftsign())
+        case 70: nonlinearityType = Spec.ActivationParams.NonlinearityType.softplus(try r.message(70, as: Spec.ActivationSoftplus.self) ?? Spec.ActivationSoftplus())
+        case 71: nonlinearityType = Spec.ActivationParams.NonlinearityType.parametricSoftplus(try r.message(71, as: Spec.ActivationParametricSoftplus.self) ?? Spec.ActivationParametricSoftplus())
+        default: nonlinearityType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        switch nonlinearityType {
+        case nil: break
+        case let .linear(v)?: try w.set(5, message: v)
+        case let .reLU(v)?: try w.set(10, message: v)
+        case let .leakyReLU(v)?: try w.set(15, message: v)
+        case let .thresholdedReLU(v)?: try w.set(20, message: v)
+        case let .pReLU(v)?: try w.set(25, message: v)
+        case let .tanh(v)?: try w.set(30, message: v)
+        case let .scaledTanh(v)?: try w.set(31, message: v)
+        case let .sigmoid(v)?: try w.set(40, message: v)
+        case let .sigmoidHard(v)?: try w.set(41, message: v)
+        case let .eLU(v)?: try w.set(50, message: v)
+        case let .softsign(v)?: try w.set(60, message: v)
+        case let .softplus(v)?: try w.set(70, message: v)
+        case let .parametricSoftplus(v)?: try w.set(71, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
 
 extension Spec.BranchLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
