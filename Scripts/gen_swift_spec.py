@@ -124,7 +124,6 @@ REUSE = {}
 # Migrating one to generated code = deleting the hand-written type and its entry here.
 NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "NeuralNetwork": "Spec.NeuralNetwork",  # reached through branch / loop bodies
-    "WeightParams": "Spec.WeightParams",
     "CustomLayerParams": "Spec.CustomLayerParams",
 }.items()}
 REUSE.update(NN_REUSE)

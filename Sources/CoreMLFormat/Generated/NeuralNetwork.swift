@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 c1e416412f027b70
+// body-hash: fnv1a64 98d0fbe479f2f13e
 
 import CCoreMLProto
 
@@ -633,6 +633,100 @@ extension Spec {
                 default: return "Coordinates(\(rawValue))"
                 }
             }
+        }
+    }
+}
+
+extension Spec {
+    /// Exactly one of the value fields is normally set.
+    /// `CoreML.Specification.WeightParams` (NeuralNetwork.proto).
+    public struct WeightParams: Equatable, Sendable {
+        /// Field 1 `floatValue`.
+        public var floatValue: [Float]
+        /// little-endian IEEE half, 2 bytes per value
+        /// Field 2 `float16Value`.
+        public var float16Value: [UInt8]
+        /// quantized values, MSB-first bit packing
+        /// Field 30 `rawValue`.
+        public var rawValue: [UInt8]
+        /// signed 8-bit values
+        /// Field 31 `int8RawValue`.
+        public var int8RawValue: [UInt8]
+        /// Field 40 `quantization`.
+        public var quantization: Spec.QuantizationParams?
+        /// Field 50 `isUpdatable`.
+        public var isUpdatable: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(floatValue: [Float] = [], float16Value: [UInt8] = [], rawValue: [UInt8] = [], int8RawValue: [UInt8] = [], quantization: Spec.QuantizationParams? = nil, isUpdatable: Bool = false, unknownFields: UnknownFields = []) {
+            self.floatValue = floatValue
+            self.float16Value = float16Value
+            self.rawValue = rawValue
+            self.int8RawValue = int8RawValue
+            self.quantization = quantization
+            self.isUpdatable = isUpdatable
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.QuantizationParams` (NeuralNetwork.proto).
+    public struct QuantizationParams: Equatable, Sendable {
+        /// Field 1 `numberOfBits`.
+        public var numberOfBits: UInt64
+        /// The `QuantizationType` oneof; nil when no member is set.
+        public var quantizationType: QuantizationType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(numberOfBits: UInt64 = 0, quantizationType: QuantizationType? = nil, unknownFields: UnknownFields = []) {
+            self.numberOfBits = numberOfBits
+            self.quantizationType = quantizationType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `QuantizationType` oneof.
+        public enum QuantizationType: Equatable, Sendable {
+            /// Field 101 `linearQuantization`.
+            case linearQuantization(Spec.LinearQuantizationParams)
+            /// Field 102 `lookupTableQuantization`.
+            case lookupTableQuantization(Spec.LookUpTableQuantizationParams)
+        }
+    }
+}
+
+extension Spec {
+    /// w = q * scale + bias, per output channel or per tensor.
+    /// `CoreML.Specification.LinearQuantizationParams` (NeuralNetwork.proto).
+    public struct LinearQuantizationParams: Equatable, Sendable {
+        /// Field 1 `scale`.
+        public var scale: [Float]
+        /// Field 2 `bias`.
+        public var bias: [Float]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(scale: [Float] = [], bias: [Float] = [], unknownFields: UnknownFields = []) {
+            self.scale = scale
+            self.bias = bias
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.LookUpTableQuantizationParams` (NeuralNetwork.proto).
+    public struct LookUpTableQuantizationParams: Equatable, Sendable {
+        /// Field 1 `floatValue`.
+        public var floatValue: [Float]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(floatValue: [Float] = [], unknownFields: UnknownFields = []) {
+            self.floatValue = floatValue
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -4242,6 +4336,76 @@ extension Spec.BoxCoordinatesMode: CMessageCodable {
 
     func write(to w: CWriter) throws {
         w.set(1, enum: boxMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.WeightParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        floatValue = r.floats(1)
+        float16Value = r.bytes(2)
+        rawValue = r.bytes(30)
+        int8RawValue = r.bytes(31)
+        quantization = try r.message(40, as: Spec.QuantizationParams.self)
+        isUpdatable = r.bool(50)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: floatValue)
+        w.set(2, bytes: float16Value)
+        w.set(30, bytes: rawValue)
+        w.set(31, bytes: int8RawValue)
+        try w.set(40, message: quantization)
+        w.set(50, bool: isUpdatable)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.QuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        numberOfBits = r.uint64(1)
+        switch r.oneofCase(101) {
+        case 101: quantizationType = Spec.QuantizationParams.QuantizationType.linearQuantization(try r.message(101, as: Spec.LinearQuantizationParams.self) ?? Spec.LinearQuantizationParams())
+        case 102: quantizationType = Spec.QuantizationParams.QuantizationType.lookupTableQuantization(try r.message(102, as: Spec.LookUpTableQuantizationParams.self) ?? Spec.LookUpTableQuantizationParams())
+        default: quantizationType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: numberOfBits)
+        switch quantizationType {
+        case nil: break
+        case let .linearQuantization(v)?: try w.set(101, message: v)
+        case let .lookupTableQuantization(v)?: try w.set(102, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LinearQuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        scale = r.floats(1)
+        bias = r.floats(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: scale)
+        w.set(2, floats: bias)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LookUpTableQuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        floatValue = r.floats(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: floatValue)
         w.setUnknownFields(unknownFields)
     }
 }
