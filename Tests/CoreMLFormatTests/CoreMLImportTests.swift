@@ -257,7 +257,7 @@ final class CoreMLImportTests: XCTestCase {
     func testCustomLayerShapeFromModelOutput() throws {
         let custom = Spec.NeuralNetworkLayer.Layer.custom(Spec.CustomLayerParams(
             className: "Shrink", weights: [Spec.WeightParams([1, 2, 3])],
-            parameters: [.init(key: "k", value: .int(3)), .init(key: "s", value: .string("x"))], description: "halves H and W"))
+            parameters: [.init(key: "k", paramValue: .int(3)), .init(key: "s", paramValue: .string("x"))], description: "halves H and W"))
         let m = ImportSpecs.model([ImportSpecs.array("x", [4, 8, 8])], [ImportSpecs.array("y", [4, 4, 4])],
                                   [ImportSpecs.layer("shrink", ["x"], ["y"], custom)], version: 2)
         let r = try CoreMLImporter.importModel(m, fileName: "shrink.mlmodel")

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 98d0fbe479f2f13e
+// body-hash: fnv1a64 ab478e21618ecce4
 
 import CCoreMLProto
 
@@ -2188,6 +2188,73 @@ extension Spec {
             self.params = params
             self.weightParams = weightParams
             self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.CustomLayerParams` (NeuralNetwork.proto).
+    public struct CustomLayerParams: Equatable, Sendable {
+        /// Field 10 `className`.
+        public var className: String
+        /// Field 20 `weights`.
+        public var weights: [Spec.WeightParams]
+        /// Field 30 `parameters`.
+        public var parameters: [Spec.CustomLayerParams.ParametersEntry]
+        /// Field 40 `description`.
+        public var description: String
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(className: String = "", weights: [Spec.WeightParams] = [], parameters: [Spec.CustomLayerParams.ParametersEntry] = [], description: String = "", unknownFields: UnknownFields = []) {
+            self.className = className
+            self.weights = weights
+            self.parameters = parameters
+            self.description = description
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.CustomLayerParams.CustomLayerParamValue` (NeuralNetwork.proto).
+        public struct CustomLayerParamValue: Equatable, Sendable {
+            /// The `value` oneof; nil when no member is set.
+            public var value: Value?
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(value: Value? = nil, unknownFields: UnknownFields = []) {
+                self.value = value
+                self.unknownFields = unknownFields
+            }
+
+            /// Members of the `value` oneof.
+            public enum Value: Equatable, Sendable {
+                /// Field 10 `doubleValue`.
+                case doubleValue(Double)
+                /// Field 20 `stringValue`.
+                case stringValue(String)
+                /// Field 30 `intValue`.
+                case intValue(Int32)
+                /// Field 40 `longValue`.
+                case longValue(Int64)
+                /// Field 50 `boolValue`.
+                case boolValue(Bool)
+            }
+        }
+
+        /// `CoreML.Specification.CustomLayerParams.ParametersEntry` (NeuralNetwork.proto).
+        public struct ParametersEntry: Equatable, Sendable {
+            /// Field 1 `key`.
+            public var key: String
+            /// Field 2 `value`.
+            public var value: Spec.CustomLayerParams.CustomLayerParamValue?
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(key: String = "", value: Spec.CustomLayerParams.CustomLayerParamValue? = nil, unknownFields: UnknownFields = []) {
+                self.key = key
+                self.value = value
+                self.unknownFields = unknownFields
+            }
         }
     }
 }
@@ -5298,6 +5365,64 @@ extension Spec.BiDirectionalLSTMLayerParams: CMessageCodable {
         try w.set(11, messages: activationsBackwardLSTM)
         try w.set(15, message: params)
         try w.set(20, messages: weightParams)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        className = r.string(10)
+        weights = try r.messages(20, as: Spec.WeightParams.self)
+        parameters = try r.messages(30, as: Spec.CustomLayerParams.ParametersEntry.self)
+        description = r.string(40)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, string: className)
+        try w.set(20, messages: weights)
+        try w.set(30, messages: parameters)
+        try w.set(40, string: description)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams.CustomLayerParamValue: CMessageCodable {
+    init(reading r: CReader) throws {
+        switch r.oneofCase(10) {
+        case 10: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.doubleValue(r.double(10))
+        case 20: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.stringValue(r.string(20))
+        case 30: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.intValue(r.int32(30))
+        case 40: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.longValue(r.int64(40))
+        case 50: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.boolValue(r.bool(50))
+        default: value = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        switch value {
+        case nil: break
+        case let .doubleValue(v)?: w.set(10, double: v)
+        case let .stringValue(v)?: try w.set(20, string: v)
+        case let .intValue(v)?: w.set(30, int32: v)
+        case let .longValue(v)?: w.set(40, int64: v)
+        case let .boolValue(v)?: w.set(50, bool: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams.ParametersEntry: CMessageCodable {
+    init(reading r: CReader) throws {
+        key = r.string(1)
+        value = try r.message(2, as: Spec.CustomLayerParams.CustomLayerParamValue.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, string: key)
+        try w.set(2, message: value)
         w.setUnknownFields(unknownFields)
     }
 }
