@@ -55,7 +55,12 @@ Conventions of the generated Swift:
   * properties are the proto field names in lowerCamelCase (Swift keywords in backticks);
     scalars use the proto width (uint64 -> UInt64, int32 -> Int32, ...), bytes -> [UInt8];
     repeated fields are arrays; `map<k, v>` fields are dictionaries (a repeated key keeps its
-    last value, as protobuf merges); singular message fields are optionals;
+    last value, as protobuf merges), except the fields listed in ORDERED_MAPS: those are
+    "ordered maps", arrays of the generated entry struct `<Field>Entry` (`key`, `value`,
+    `unknownFields`) in wire order, decoded and encoded as the repeated entry messages they are
+    on the wire, so repeated keys and the file's key order survive a round trip (used for
+    `CustomLayerParams.parameters`, which must re-encode byte-identically); singular message
+    fields are optionals;
   * a oneof becomes a Swift enum named after the oneof in UpperCamelCase, one case per member
     (case name = member field name), and an optional property named after the oneof in
     lowerCamelCase (nil = no member set). When the enum name would equal the containing
@@ -122,13 +127,27 @@ REUSE = {}
 # messages reachable from `NeuralNetworkLayer.layer` are generated; the traversal stops at the
 # messages below, whose Swift types are still hand-written (Sources/CoreMLFormat/Spec*.swift).
 # Migrating one to generated code = deleting the hand-written type and its entry here.
+# ActivationParams, WeightParams (with QuantizationParams) and CustomLayerParams were migrated
+# this way; their hand-written remainders are convenience views without field numbers
+# (SpecActivation.swift, SpecWeights.swift, SpecCustomLayer.swift). NeuralNetwork remains: it
+# is reached through branch / loop bodies, and generating it would also reach the hand-written
+# NeuralNetworkLayer (whose `Layer` enum wraps Spec.LayerParameters) and
+# NeuralNetworkPreprocessing, the two shape-mapping enums (hand-written as ArrayShapeMapping /
+# ImageShapeMapping) and NetworkUpdateParameters, which the hand-written type keeps as verbatim
+# bytes on purpose (decoded and checked on demand by `updateParameters()`, so a damaged
+# updateParams does not stop a network from loading) and which NetworkUpdate.swift already
+# generates (the traversal would have to stop at GENERATED_SELECTED messages too).
 NN_REUSE = {f"CoreML.Specification.{k}": v for k, v in {
     "NeuralNetwork": "Spec.NeuralNetwork",  # reached through branch / loop bodies
-    "ActivationParams": "Spec.ActivationParams",
-    "WeightParams": "Spec.WeightParams",
-    "CustomLayerParams": "Spec.CustomLayerParams",
 }.items()}
 REUSE.update(NN_REUSE)
+# `map<...>` fields (full field names) generated as ordered maps: an array of the map's entry
+# message (`<Field>Entry`, a generated struct with `key`, `value` and `unknownFields`) in wire
+# order, instead of a dictionary, so that files re-encode byte-identically (a dictionary would
+# re-encode in key order) and repeated keys survive. Decoded and encoded as a repeated message.
+ORDERED_MAPS = {
+    "CoreML.Specification.CustomLayerParams.parameters",
+}
 
 SWIFT_KEYWORDS = {
     "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import",
@@ -265,6 +284,23 @@ class Generator:
         for proto, _, roots in GENERATED_SELECTED:
             self.codec |= set(self.reachable([f"{PACKAGE}.{r}" for r in roots])[1])
 
+    # ---- ordered maps (ORDERED_MAPS) -----------------------------------------------------------
+
+    def ordered_entries(self):
+        """Full names of the map entry messages of the ORDERED_MAPS fields."""
+        out = set()
+        for field_full in ORDERED_MAPS:
+            msg_full, _, name = field_full.rpartition(".")
+            m = self.s.messages[msg_full][0]
+            f = [x for x in m.field if x.name == name]
+            if not f or not self.s.messages[f[0].type_name.lstrip(".")][0].options.map_entry:
+                sys.exit(f"gen-swift-spec: ORDERED_MAPS: {field_full} is not a map field")
+            out.add(f[0].type_name.lstrip("."))
+        return out
+
+    def is_ordered_entry(self, msg_full, nested_name):
+        return f"{msg_full}.{nested_name}" in self.ordered_entries()
+
     # ---- types --------------------------------------------------------------------------------
 
     def field_info(self, f, msg_full):
@@ -273,7 +309,7 @@ class Generator:
         if f.type == FDP.TYPE_MESSAGE:
             sub = f.type_name.lstrip(".")
             m = self.s.messages[sub][0]
-            if m.options.map_entry:
+            if m.options.map_entry and f"{msg_full}.{f.name}" not in ORDERED_MAPS:
                 k, v = m.field[0], m.field[1]
                 if k.type == FDP.TYPE_STRING and v.type == FDP.TYPE_MESSAGE:
                     vt = swift_type_name(v.type_name.lstrip("."))
@@ -409,7 +445,7 @@ class Generator:
             out.append("")
             out += self.enum_decl(f"{full}.{e.name}", i2)
         for n in m.nested_type:
-            if n.options.map_entry:
+            if n.options.map_entry and not self.is_ordered_entry(full, n.name):
                 continue
             out.append("")
             out += self.struct_decl(f"{full}.{n.name}", i2, codec)
@@ -424,7 +460,7 @@ class Generator:
         repeated = f.label == FDP.LABEL_REPEATED and not member
         if f.type == FDP.TYPE_MESSAGE:
             sub = self.s.messages[f.type_name.lstrip(".")][0]
-            if sub.options.map_entry:
+            if sub.options.map_entry and f.type_name.lstrip(".") not in self.ordered_entries():
                 k, v = sub.field[0], sub.field[1]
                 if k.type == FDP.TYPE_STRING and v.type == FDP.TYPE_MESSAGE:
                     return f"try w.set({n}, messageMap: {value})"
@@ -483,7 +519,7 @@ class Generator:
         out.append("}")
         result = [out]
         for n in m.nested_type:
-            if not n.options.map_entry:
+            if not n.options.map_entry or self.is_ordered_entry(full, n.name):
                 result += self.decoder(f"{full}.{n.name}", codec)
         return result
 

@@ -105,63 +105,6 @@ extension Spec {
             self.grayBias = grayBias
         }
     }
-
-    /// `ActivationParams`: the non-linearity of an activation layer (also used by recurrent
-    /// layers).
-    public struct ActivationParams: Equatable, Sendable {
-        public var nonlinearity: Nonlinearity
-        public var unknownFields: UnknownFields
-        public init(_ nonlinearity: Nonlinearity, unknownFields: UnknownFields = []) {
-            self.nonlinearity = nonlinearity
-            self.unknownFields = unknownFields
-        }
-
-        /// The `NonlinearityType` oneof.
-        public enum Nonlinearity: Equatable, Sendable {
-            case none
-            /// alpha * x + beta
-            case linear(alpha: Float, beta: Float)
-            case relu
-            /// x if x >= 0 else alpha * x
-            case leakyReLU(alpha: Float)
-            /// x if x >= alpha else 0
-            case thresholdedReLU(alpha: Float)
-            /// Per-channel alpha, [C] (or one value).
-            case preLU(alpha: WeightParams?)
-            case tanh
-            /// alpha * tanh(beta * x)
-            case scaledTanh(alpha: Float, beta: Float)
-            case sigmoid
-            /// min(max(alpha * x + beta, 0), 1)
-            case sigmoidHard(alpha: Float, beta: Float)
-            /// x if x >= 0 else alpha * (exp(x) - 1)
-            case elu(alpha: Float)
-            case softsign
-            case softplus
-            /// alpha * log(1 + exp(beta * x)), per-channel alpha and beta, [C].
-            case parametricSoftplus(alpha: WeightParams?, beta: WeightParams?)
-
-            /// Apple's field name, e.g. "ReLU".
-            public var name: String {
-                switch self {
-                case .none: return "none"
-                case .linear: return "linear"
-                case .relu: return "ReLU"
-                case .leakyReLU: return "leakyReLU"
-                case .thresholdedReLU: return "thresholdedReLU"
-                case .preLU: return "PReLU"
-                case .tanh: return "tanh"
-                case .scaledTanh: return "scaledTanh"
-                case .sigmoid: return "sigmoid"
-                case .sigmoidHard: return "sigmoidHard"
-                case .elu: return "ELU"
-                case .softsign: return "softsign"
-                case .softplus: return "softplus"
-                case .parametricSoftplus: return "parametricSoftplus"
-                }
-            }
-        }
-    }
 }
 
 // MARK: - C bridge
@@ -241,49 +184,6 @@ extension Spec.NeuralNetworkPreprocessing: CMessageCodable {
                 $0.set(30, float: s.grayBias)
             }
         case let .meanImage(m): w.sub(11) { $0.set(1, floats: m) }
-        }
-        w.setUnknownFields(unknownFields)
-    }
-}
-
-extension Spec.ActivationParams: CMessageCodable {
-    init(reading r: CReader) throws {
-        let c = r.oneofCase(5)
-        let s = c == 0 ? nil : r.sub(c)
-        switch (c, s) {
-        case let (5, s?): nonlinearity = .linear(alpha: s.float(1), beta: s.float(2))
-        case (10, _): nonlinearity = .relu
-        case let (15, s?): nonlinearity = .leakyReLU(alpha: s.float(1))
-        case let (20, s?): nonlinearity = .thresholdedReLU(alpha: s.float(1))
-        case let (25, s?): nonlinearity = .preLU(alpha: try s.message(1))
-        case (30, _): nonlinearity = .tanh
-        case let (31, s?): nonlinearity = .scaledTanh(alpha: s.float(1), beta: s.float(2))
-        case (40, _): nonlinearity = .sigmoid
-        case let (41, s?): nonlinearity = .sigmoidHard(alpha: s.float(1), beta: s.float(2))
-        case let (50, s?): nonlinearity = .elu(alpha: s.float(1))
-        case (60, _): nonlinearity = .softsign
-        case (70, _): nonlinearity = .softplus
-        case let (71, s?): nonlinearity = .parametricSoftplus(alpha: try s.message(1), beta: try s.message(2))
-        default: nonlinearity = .none
-        }
-        unknownFields = r.unknownFields
-    }
-    func write(to w: CWriter) throws {
-        switch nonlinearity {
-        case .none: break
-        case let .linear(a, b): w.sub(5) { $0.set(1, float: a); $0.set(2, float: b) }
-        case .relu: w.sub(10)
-        case let .leakyReLU(a): w.sub(15) { $0.set(1, float: a) }
-        case let .thresholdedReLU(a): w.sub(20) { $0.set(1, float: a) }
-        case let .preLU(a): try w.sub(25) { try $0.set(1, message: a) }
-        case .tanh: w.sub(30)
-        case let .scaledTanh(a, b): w.sub(31) { $0.set(1, float: a); $0.set(2, float: b) }
-        case .sigmoid: w.sub(40)
-        case let .sigmoidHard(a, b): w.sub(41) { $0.set(1, float: a); $0.set(2, float: b) }
-        case let .elu(a): w.sub(50) { $0.set(1, float: a) }
-        case .softsign: w.sub(60)
-        case .softplus: w.sub(70)
-        case let .parametricSoftplus(a, b): try w.sub(71) { try $0.set(1, message: a); try $0.set(2, message: b) }
         }
         w.setUnknownFields(unknownFields)
     }

@@ -127,10 +127,10 @@ final class CoreMLExportTests: XCTestCase {
             XCTAssertNotEqual(w.storage, .empty, "\(layer).\(role): no weight field set", file: file, line: line)
             if let q = w.quantization {
                 XCTAssertTrue((1...8).contains(q.numberOfBits), "\(layer).\(role): \(q.numberOfBits) bits", file: file, line: line)
-                if case let .lookupTable(t)? = q.quantizationType {
+                if case let .lookupTable(t)? = q.scheme {
                     XCTAssertEqual(t.count, 1 << Int(q.numberOfBits), "\(layer).\(role): LUT size", file: file, line: line)
                 }
-                if case let .linear(scale, bias)? = q.quantizationType {
+                if case let .linear(scale, bias)? = q.scheme {
                     XCTAssertTrue(bias.isEmpty || bias.count == scale.count, "\(layer).\(role): bias/scale lengths", file: file, line: line)
                 }
             }
@@ -151,7 +151,7 @@ final class CoreMLExportTests: XCTestCase {
             if let q = w.quantization {
                 XCTAssertGreaterThanOrEqual(w.rawValue.count, (count * Int(q.numberOfBits) + 7) / 8,
                                             "\(l.name): rawValue shorter than ceil(n·N/8)", file: file, line: line)
-                if case let .linear(scale, _)? = q.quantizationType {
+                if case let .linear(scale, _)? = q.scheme {
                     XCTAssertTrue(scale.count == 1 || scale.count == Int(cout), "\(l.name): scale length", file: file, line: line)
                 }
             } else {
@@ -227,7 +227,7 @@ final class CoreMLExportTests: XCTestCase {
             try keepExpected("conv_lut\(bits)", ["conv.weights": w.floats()])
             XCTAssertEqual(r.model.specificationVersion, 3)
             guard case let .convolution(p)? = r.model.neuralNetwork?.layers.first?.layer, let wp = p.weights else { return XCTFail() }
-            guard case let .lookupTable(t)? = wp.quantization?.quantizationType else { return XCTFail("no LUT") }
+            guard case let .lookupTable(t)? = wp.quantization?.scheme else { return XCTFail("no LUT") }
             XCTAssertEqual(t.count, 1 << bits)
             XCTAssertEqual(wp.dequantized(count: 108), w.floats())
         }

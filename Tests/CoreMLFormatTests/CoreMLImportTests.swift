@@ -126,19 +126,19 @@ final class CoreMLImportTests: XCTestCase {
         let n = 4 * 2 * 3 * 3
         let fp16 = Spec.WeightParams(float16Value: Spec.encodeFloat16(randomFloats(count: n)))
         let lin = Spec.WeightParams(rawValue: [UInt8](repeating: 0x5a, count: n),
-                                    quantization: Spec.QuantizationParams(numberOfBits: 8, quantizationType: .linear(scale: [0.1, 0.2, 0.3, 0.4], bias: [1, 2, 3, 4])))
+                                    quantization: Spec.QuantizationParams(numberOfBits: 8, scheme: .linear(scale: [0.1, 0.2, 0.3, 0.4], bias: [1, 2, 3, 4])))
         let lut = Spec.WeightParams(rawValue: [UInt8](repeating: 0x12, count: n / 2),
-                                    quantization: Spec.QuantizationParams(numberOfBits: 4, quantizationType: .lookupTable((0..<16).map(Float.init))))
+                                    quantization: Spec.QuantizationParams(numberOfBits: 4, scheme: .lookupTable((0..<16).map(Float.init))))
         // Deconvolution [Cin=2, Cout=4, 3, 3], per-output-channel scales on axis 1.
         let deconvLin = Spec.WeightParams(rawValue: [UInt8](repeating: 7, count: n),
-                                          quantization: Spec.QuantizationParams(numberOfBits: 8, quantizationType: .linear(scale: [1, 2, 3, 4], bias: [])))
+                                          quantization: Spec.QuantizationParams(numberOfBits: 8, scheme: .linear(scale: [1, 2, 3, 4], bias: [])))
         let deconv = Spec.NeuralNetworkLayer.Layer.convolution(Spec.ConvolutionLayerParams(
             outputChannels: 4, kernelChannels: 2, nGroups: 1, kernelSize: [3, 3], stride: [2, 2], padding: .same(.init(asymmetryMode: .bottomRightHeavy)),
             isDeconvolution: true, hasBias: false, weights: deconvLin))
         let int8 = Spec.NeuralNetworkLayer.Layer.innerProduct(Spec.InnerProductLayerParams(
             inputChannels: 4, outputChannels: 2, hasBias: false,
             weights: Spec.WeightParams(int8RawValue: [1, 2, 3, 4, 0xff, 0xfe, 0xfd, 0xfc],
-                                       quantization: Spec.QuantizationParams(numberOfBits: 8, quantizationType: .linear(scale: [0.5], bias: []))),
+                                       quantization: Spec.QuantizationParams(numberOfBits: 8, scheme: .linear(scale: [0.5], bias: []))),
             int8DynamicQuantize: true))
         let m = ImportSpecs.model(
             [ImportSpecs.array("x", [2, 5, 5])], [ImportSpecs.array("a", [4, 5, 5]), ImportSpecs.array("b", [4, 5, 5]),
@@ -257,7 +257,7 @@ final class CoreMLImportTests: XCTestCase {
     func testCustomLayerShapeFromModelOutput() throws {
         let custom = Spec.NeuralNetworkLayer.Layer.custom(Spec.CustomLayerParams(
             className: "Shrink", weights: [Spec.WeightParams([1, 2, 3])],
-            parameters: [.init(key: "k", value: .int(3)), .init(key: "s", value: .string("x"))], description: "halves H and W"))
+            parameters: [.init(key: "k", paramValue: .int(3)), .init(key: "s", paramValue: .string("x"))], description: "halves H and W"))
         let m = ImportSpecs.model([ImportSpecs.array("x", [4, 8, 8])], [ImportSpecs.array("y", [4, 4, 4])],
                                   [ImportSpecs.layer("shrink", ["x"], ["y"], custom)], version: 2)
         let r = try CoreMLImporter.importModel(m, fileName: "shrink.mlmodel")

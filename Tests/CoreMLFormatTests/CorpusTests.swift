@@ -213,7 +213,7 @@ final class CorpusTests: XCTestCase {
                 let expected = try XCTUnwrap(ref.floats, name)
                 XCTAssertEqual(expected.count, count, name)
                 let got = try XCTUnwrap(q.dequantized(count: count), "\(file) \(name): inconsistent quantization")
-                if case let .lookupTable(lut)? = q.quantization?.quantizationType {
+                if case let .lookupTable(lut)? = q.quantization?.scheme {
                     // k-means assigns each weight its nearest centroid: with the right bit order
                     // nearly every dequantized value is the table entry nearest the fp16 value
                     // (fp16 rounding of the reference may flip a few ties).

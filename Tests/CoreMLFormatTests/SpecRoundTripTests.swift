@@ -231,20 +231,20 @@ final class SpecRoundTripTests: XCTestCase {
         // 4-bit look-up table, MSB first: codes 1, 15, 0 → bytes 0x1f, 0x00.
         let lut = (0..<16).map { Float($0) * 0.5 }
         let w4 = Spec.WeightParams(rawValue: [0x1f, 0x00],
-                                   quantization: .init(numberOfBits: 4, quantizationType: .lookupTable(lut)))
+                                   quantization: .init(numberOfBits: 4, scheme: .lookupTable(lut)))
         XCTAssertEqual(w4.storage, .quantized)
         XCTAssertEqual(w4.dequantized(count: 3), [0.5, 7.5, 0])
         XCTAssertNil(w4.dequantized(count: 5), "too few bytes")
         // 8-bit linear, per channel (2 channels × 2 values).
         let w8 = Spec.WeightParams(rawValue: [0, 255, 10, 20],
-                                   quantization: .init(numberOfBits: 8, quantizationType: .linear(scale: [1, 0.5], bias: [-1, 2])))
+                                   quantization: .init(numberOfBits: 8, scheme: .linear(scale: [1, 0.5], bias: [-1, 2])))
         XCTAssertEqual(w8.dequantized(count: 4), [-1, 254, 7, 12])
         // 3-bit values straddle byte boundaries: 5, 3, 7 → 101 011 11|1 → 0xaf, 0x80.
         let w3 = Spec.WeightParams(rawValue: [0xaf, 0x80],
-                                   quantization: .init(numberOfBits: 3, quantizationType: .linear(scale: [1], bias: [])))
+                                   quantization: .init(numberOfBits: 3, scheme: .linear(scale: [1], bias: [])))
         XCTAssertEqual(w3.dequantized(count: 3), [5, 3, 7])
         let i8 = Spec.WeightParams(int8RawValue: [0xff, 0x02],
-                                   quantization: .init(numberOfBits: 8, quantizationType: .linear(scale: [0.5], bias: [])))
+                                   quantization: .init(numberOfBits: 8, scheme: .linear(scale: [0.5], bias: [])))
         XCTAssertEqual(i8.dequantized(count: 2), [-0.5, 1])
         XCTAssertEqual(Spec.WeightParams([1, 2]).dequantized(count: 2), [1, 2])
         XCTAssertEqual(Spec.WeightParams(float16Value: Spec.encodeFloat16([1, 2])).floats, [1, 2])

@@ -607,7 +607,7 @@ extension ExportWriter {
             guard let w = node.weights[k], let wp = weightParams(w, node: node, role: "weight '\(k)'") else { return }
             weights.append(wp)
         }
-        let params = a.parameters.keys.sorted().map { key -> Spec.CustomLayerParams.Parameter in
+        let params = a.parameters.keys.sorted().map { key -> Spec.CustomLayerParams.ParametersEntry in
             let v: Spec.CustomLayerParams.ParamValue
             switch a.parameters[key]! {
             case let .double(d): v = .double(d)
@@ -616,7 +616,7 @@ extension ExportWriter {
             case let .long(l): v = .long(l)
             case let .bool(b): v = .bool(b)
             }
-            return Spec.CustomLayerParams.Parameter(key: key, value: v)
+            return Spec.CustomLayerParams.ParametersEntry(key: key, paramValue: v)
         }
         emit(node.name, inBlobs, node.outputs.map { blob($0) }, .custom(Spec.CustomLayerParams(
             className: a.className, weights: weights, parameters: params, description: a.description)))

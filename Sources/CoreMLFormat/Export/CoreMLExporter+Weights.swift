@@ -40,7 +40,7 @@ extension ExportWriter {
             return Spec.WeightParams(
                 rawValue: Array(c.storage.buffer.prefix(c.encodedByteCount)),
                 quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits),
-                                                      quantizationType: .linear(scale: q.scale, bias: q.bias)))
+                                                      scheme: .linear(scale: q.scale, bias: q.bias)))
         case let .lookupTable(q):
             guard (1...8).contains(q.bits), q.table.count == 1 << q.bits else {
                 fail(node, "\(role) is LUT-quantized with \(q.bits) bits and a \(q.table.count)-entry table; Core ML needs 1…8 bits and exactly 2^bits entries",
@@ -50,7 +50,7 @@ extension ExportWriter {
             need(3, "\(q.bits)-bit lookup-table quantized weights", node: node.name)
             return Spec.WeightParams(
                 rawValue: Array(c.storage.buffer.prefix(c.encodedByteCount)),
-                quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits), quantizationType: .lookupTable(q.table)))
+                quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits), scheme: .lookupTable(q.table)))
         }
     }
 

@@ -2,7 +2,7 @@
 // .proto files in Sources/CoreMLFormat/proto and run Scripts/gen-swift-spec.
 // proto-inputs: DataStructures.proto Model.proto NeuralNetwork.proto OtherModels.proto Parameters.proto
 // proto-hash: fnv1a64 bb23d5b077fb6c26
-// body-hash: fnv1a64 de317ffde2d2f3d9
+// body-hash: fnv1a64 ab478e21618ecce4
 
 import CCoreMLProto
 
@@ -31,6 +31,243 @@ extension Spec {
             case 6: return "SCATTER_MIN"
             default: return "ScatterMode(\(rawValue))"
             }
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationReLU` (NeuralNetwork.proto).
+    public struct ActivationReLU: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationLeakyReLU` (NeuralNetwork.proto).
+    public struct ActivationLeakyReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationTanh` (NeuralNetwork.proto).
+    public struct ActivationTanh: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationScaledTanh` (NeuralNetwork.proto).
+    public struct ActivationScaledTanh: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSigmoid` (NeuralNetwork.proto).
+    public struct ActivationSigmoid: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationLinear` (NeuralNetwork.proto).
+    public struct ActivationLinear: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSigmoidHard` (NeuralNetwork.proto).
+    public struct ActivationSigmoidHard: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Field 2 `beta`.
+        public var beta: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, beta: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationPReLU` (NeuralNetwork.proto).
+    public struct ActivationPReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationELU` (NeuralNetwork.proto).
+    public struct ActivationELU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationThresholdedReLU` (NeuralNetwork.proto).
+    public struct ActivationThresholdedReLU: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Float
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Float = 0, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSoftsign` (NeuralNetwork.proto).
+    public struct ActivationSoftsign: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationSoftplus` (NeuralNetwork.proto).
+    public struct ActivationSoftplus: Equatable, Sendable {
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(unknownFields: UnknownFields = []) {
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationParametricSoftplus` (NeuralNetwork.proto).
+    public struct ActivationParametricSoftplus: Equatable, Sendable {
+        /// Field 1 `alpha`.
+        public var alpha: Spec.WeightParams?
+        /// Field 2 `beta`.
+        public var beta: Spec.WeightParams?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(alpha: Spec.WeightParams? = nil, beta: Spec.WeightParams? = nil, unknownFields: UnknownFields = []) {
+            self.alpha = alpha
+            self.beta = beta
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.ActivationParams` (NeuralNetwork.proto).
+    public struct ActivationParams: Equatable, Sendable {
+        /// The `NonlinearityType` oneof; nil when no member is set.
+        public var nonlinearityType: NonlinearityType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(nonlinearityType: NonlinearityType? = nil, unknownFields: UnknownFields = []) {
+            self.nonlinearityType = nonlinearityType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `NonlinearityType` oneof.
+        public enum NonlinearityType: Equatable, Sendable {
+            /// Field 5 `linear`.
+            case linear(Spec.ActivationLinear)
+            /// Field 10 `ReLU`.
+            case reLU(Spec.ActivationReLU)
+            /// Field 15 `leakyReLU`.
+            case leakyReLU(Spec.ActivationLeakyReLU)
+            /// Field 20 `thresholdedReLU`.
+            case thresholdedReLU(Spec.ActivationThresholdedReLU)
+            /// Field 25 `PReLU`.
+            case pReLU(Spec.ActivationPReLU)
+            /// Field 30 `tanh`.
+            case tanh(Spec.ActivationTanh)
+            /// Field 31 `scaledTanh`.
+            case scaledTanh(Spec.ActivationScaledTanh)
+            /// Field 40 `sigmoid`.
+            case sigmoid(Spec.ActivationSigmoid)
+            /// Field 41 `sigmoidHard`.
+            case sigmoidHard(Spec.ActivationSigmoidHard)
+            /// Field 50 `ELU`.
+            case eLU(Spec.ActivationELU)
+            /// Field 60 `softsign`.
+            case softsign(Spec.ActivationSoftsign)
+            /// Field 70 `softplus`.
+            case softplus(Spec.ActivationSoftplus)
+            /// Field 71 `parametricSoftplus`.
+            case parametricSoftplus(Spec.ActivationParametricSoftplus)
         }
     }
 }
@@ -396,6 +633,100 @@ extension Spec {
                 default: return "Coordinates(\(rawValue))"
                 }
             }
+        }
+    }
+}
+
+extension Spec {
+    /// Exactly one of the value fields is normally set.
+    /// `CoreML.Specification.WeightParams` (NeuralNetwork.proto).
+    public struct WeightParams: Equatable, Sendable {
+        /// Field 1 `floatValue`.
+        public var floatValue: [Float]
+        /// little-endian IEEE half, 2 bytes per value
+        /// Field 2 `float16Value`.
+        public var float16Value: [UInt8]
+        /// quantized values, MSB-first bit packing
+        /// Field 30 `rawValue`.
+        public var rawValue: [UInt8]
+        /// signed 8-bit values
+        /// Field 31 `int8RawValue`.
+        public var int8RawValue: [UInt8]
+        /// Field 40 `quantization`.
+        public var quantization: Spec.QuantizationParams?
+        /// Field 50 `isUpdatable`.
+        public var isUpdatable: Bool
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(floatValue: [Float] = [], float16Value: [UInt8] = [], rawValue: [UInt8] = [], int8RawValue: [UInt8] = [], quantization: Spec.QuantizationParams? = nil, isUpdatable: Bool = false, unknownFields: UnknownFields = []) {
+            self.floatValue = floatValue
+            self.float16Value = float16Value
+            self.rawValue = rawValue
+            self.int8RawValue = int8RawValue
+            self.quantization = quantization
+            self.isUpdatable = isUpdatable
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.QuantizationParams` (NeuralNetwork.proto).
+    public struct QuantizationParams: Equatable, Sendable {
+        /// Field 1 `numberOfBits`.
+        public var numberOfBits: UInt64
+        /// The `QuantizationType` oneof; nil when no member is set.
+        public var quantizationType: QuantizationType?
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(numberOfBits: UInt64 = 0, quantizationType: QuantizationType? = nil, unknownFields: UnknownFields = []) {
+            self.numberOfBits = numberOfBits
+            self.quantizationType = quantizationType
+            self.unknownFields = unknownFields
+        }
+
+        /// Members of the `QuantizationType` oneof.
+        public enum QuantizationType: Equatable, Sendable {
+            /// Field 101 `linearQuantization`.
+            case linearQuantization(Spec.LinearQuantizationParams)
+            /// Field 102 `lookupTableQuantization`.
+            case lookupTableQuantization(Spec.LookUpTableQuantizationParams)
+        }
+    }
+}
+
+extension Spec {
+    /// w = q * scale + bias, per output channel or per tensor.
+    /// `CoreML.Specification.LinearQuantizationParams` (NeuralNetwork.proto).
+    public struct LinearQuantizationParams: Equatable, Sendable {
+        /// Field 1 `scale`.
+        public var scale: [Float]
+        /// Field 2 `bias`.
+        public var bias: [Float]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(scale: [Float] = [], bias: [Float] = [], unknownFields: UnknownFields = []) {
+            self.scale = scale
+            self.bias = bias
+            self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.LookUpTableQuantizationParams` (NeuralNetwork.proto).
+    public struct LookUpTableQuantizationParams: Equatable, Sendable {
+        /// Field 1 `floatValue`.
+        public var floatValue: [Float]
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(floatValue: [Float] = [], unknownFields: UnknownFields = []) {
+            self.floatValue = floatValue
+            self.unknownFields = unknownFields
         }
     }
 }
@@ -1857,6 +2188,73 @@ extension Spec {
             self.params = params
             self.weightParams = weightParams
             self.unknownFields = unknownFields
+        }
+    }
+}
+
+extension Spec {
+    /// `CoreML.Specification.CustomLayerParams` (NeuralNetwork.proto).
+    public struct CustomLayerParams: Equatable, Sendable {
+        /// Field 10 `className`.
+        public var className: String
+        /// Field 20 `weights`.
+        public var weights: [Spec.WeightParams]
+        /// Field 30 `parameters`.
+        public var parameters: [Spec.CustomLayerParams.ParametersEntry]
+        /// Field 40 `description`.
+        public var description: String
+        /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+        public var unknownFields: UnknownFields
+
+        public init(className: String = "", weights: [Spec.WeightParams] = [], parameters: [Spec.CustomLayerParams.ParametersEntry] = [], description: String = "", unknownFields: UnknownFields = []) {
+            self.className = className
+            self.weights = weights
+            self.parameters = parameters
+            self.description = description
+            self.unknownFields = unknownFields
+        }
+
+        /// `CoreML.Specification.CustomLayerParams.CustomLayerParamValue` (NeuralNetwork.proto).
+        public struct CustomLayerParamValue: Equatable, Sendable {
+            /// The `value` oneof; nil when no member is set.
+            public var value: Value?
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(value: Value? = nil, unknownFields: UnknownFields = []) {
+                self.value = value
+                self.unknownFields = unknownFields
+            }
+
+            /// Members of the `value` oneof.
+            public enum Value: Equatable, Sendable {
+                /// Field 10 `doubleValue`.
+                case doubleValue(Double)
+                /// Field 20 `stringValue`.
+                case stringValue(String)
+                /// Field 30 `intValue`.
+                case intValue(Int32)
+                /// Field 40 `longValue`.
+                case longValue(Int64)
+                /// Field 50 `boolValue`.
+                case boolValue(Bool)
+            }
+        }
+
+        /// `CoreML.Specification.CustomLayerParams.ParametersEntry` (NeuralNetwork.proto).
+        public struct ParametersEntry: Equatable, Sendable {
+            /// Field 1 `key`.
+            public var key: String
+            /// Field 2 `value`.
+            public var value: Spec.CustomLayerParams.CustomLayerParamValue?
+            /// Fields outside mlconv's schema, kept verbatim and re-encoded.
+            public var unknownFields: UnknownFields
+
+            public init(key: String = "", value: Spec.CustomLayerParams.CustomLayerParamValue? = nil, unknownFields: UnknownFields = []) {
+                self.key = key
+                self.value = value
+                self.unknownFields = unknownFields
+            }
         }
     }
 }
@@ -3565,6 +3963,202 @@ extension Spec {
 
 // MARK: - Coding (Swift value <-> protobuf-c message, via CReader / CWriter)
 
+extension Spec.ActivationReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationLeakyReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationTanh: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationScaledTanh: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSigmoid: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationLinear: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSigmoidHard: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        beta = r.float(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.set(2, float: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationPReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = try r.message(1, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationELU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationThresholdedReLU: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = r.float(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, float: alpha)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSoftsign: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationSoftplus: CMessageCodable {
+    init(reading r: CReader) throws {
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationParametricSoftplus: CMessageCodable {
+    init(reading r: CReader) throws {
+        alpha = try r.message(1, as: Spec.WeightParams.self)
+        beta = try r.message(2, as: Spec.WeightParams.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, message: alpha)
+        try w.set(2, message: beta)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.ActivationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        switch r.oneofCase(5) {
+        case 5: nonlinearityType = Spec.ActivationParams.NonlinearityType.linear(try r.message(5, as: Spec.ActivationLinear.self) ?? Spec.ActivationLinear())
+        case 10: nonlinearityType = Spec.ActivationParams.NonlinearityType.reLU(try r.message(10, as: Spec.ActivationReLU.self) ?? Spec.ActivationReLU())
+        case 15: nonlinearityType = Spec.ActivationParams.NonlinearityType.leakyReLU(try r.message(15, as: Spec.ActivationLeakyReLU.self) ?? Spec.ActivationLeakyReLU())
+        case 20: nonlinearityType = Spec.ActivationParams.NonlinearityType.thresholdedReLU(try r.message(20, as: Spec.ActivationThresholdedReLU.self) ?? Spec.ActivationThresholdedReLU())
+        case 25: nonlinearityType = Spec.ActivationParams.NonlinearityType.pReLU(try r.message(25, as: Spec.ActivationPReLU.self) ?? Spec.ActivationPReLU())
+        case 30: nonlinearityType = Spec.ActivationParams.NonlinearityType.tanh(try r.message(30, as: Spec.ActivationTanh.self) ?? Spec.ActivationTanh())
+        case 31: nonlinearityType = Spec.ActivationParams.NonlinearityType.scaledTanh(try r.message(31, as: Spec.ActivationScaledTanh.self) ?? Spec.ActivationScaledTanh())
+        case 40: nonlinearityType = Spec.ActivationParams.NonlinearityType.sigmoid(try r.message(40, as: Spec.ActivationSigmoid.self) ?? Spec.ActivationSigmoid())
+        case 41: nonlinearityType = Spec.ActivationParams.NonlinearityType.sigmoidHard(try r.message(41, as: Spec.ActivationSigmoidHard.self) ?? Spec.ActivationSigmoidHard())
+        case 50: nonlinearityType = Spec.ActivationParams.NonlinearityType.eLU(try r.message(50, as: Spec.ActivationELU.self) ?? Spec.ActivationELU())
+        case 60: nonlinearityType = Spec.ActivationParams.NonlinearityType.softsign(try r.message(60, as: Spec.ActivationSoftsign.self) ?? Spec.ActivationSoftsign())
+        case 70: nonlinearityType = Spec.ActivationParams.NonlinearityType.softplus(try r.message(70, as: Spec.ActivationSoftplus.self) ?? Spec.ActivationSoftplus())
+        case 71: nonlinearityType = Spec.ActivationParams.NonlinearityType.parametricSoftplus(try r.message(71, as: Spec.ActivationParametricSoftplus.self) ?? Spec.ActivationParametricSoftplus())
+        default: nonlinearityType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        switch nonlinearityType {
+        case nil: break
+        case let .linear(v)?: try w.set(5, message: v)
+        case let .reLU(v)?: try w.set(10, message: v)
+        case let .leakyReLU(v)?: try w.set(15, message: v)
+        case let .thresholdedReLU(v)?: try w.set(20, message: v)
+        case let .pReLU(v)?: try w.set(25, message: v)
+        case let .tanh(v)?: try w.set(30, message: v)
+        case let .scaledTanh(v)?: try w.set(31, message: v)
+        case let .sigmoid(v)?: try w.set(40, message: v)
+        case let .sigmoidHard(v)?: try w.set(41, message: v)
+        case let .eLU(v)?: try w.set(50, message: v)
+        case let .softsign(v)?: try w.set(60, message: v)
+        case let .softplus(v)?: try w.set(70, message: v)
+        case let .parametricSoftplus(v)?: try w.set(71, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
 extension Spec.BranchLayerParams: CMessageCodable {
     init(reading r: CReader) throws {
         ifBranch = try r.message(1, as: Spec.NeuralNetwork.self)
@@ -3809,6 +4403,76 @@ extension Spec.BoxCoordinatesMode: CMessageCodable {
 
     func write(to w: CWriter) throws {
         w.set(1, enum: boxMode.rawValue)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.WeightParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        floatValue = r.floats(1)
+        float16Value = r.bytes(2)
+        rawValue = r.bytes(30)
+        int8RawValue = r.bytes(31)
+        quantization = try r.message(40, as: Spec.QuantizationParams.self)
+        isUpdatable = r.bool(50)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: floatValue)
+        w.set(2, bytes: float16Value)
+        w.set(30, bytes: rawValue)
+        w.set(31, bytes: int8RawValue)
+        try w.set(40, message: quantization)
+        w.set(50, bool: isUpdatable)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.QuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        numberOfBits = r.uint64(1)
+        switch r.oneofCase(101) {
+        case 101: quantizationType = Spec.QuantizationParams.QuantizationType.linearQuantization(try r.message(101, as: Spec.LinearQuantizationParams.self) ?? Spec.LinearQuantizationParams())
+        case 102: quantizationType = Spec.QuantizationParams.QuantizationType.lookupTableQuantization(try r.message(102, as: Spec.LookUpTableQuantizationParams.self) ?? Spec.LookUpTableQuantizationParams())
+        default: quantizationType = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, uint64: numberOfBits)
+        switch quantizationType {
+        case nil: break
+        case let .linearQuantization(v)?: try w.set(101, message: v)
+        case let .lookupTableQuantization(v)?: try w.set(102, message: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LinearQuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        scale = r.floats(1)
+        bias = r.floats(2)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: scale)
+        w.set(2, floats: bias)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.LookUpTableQuantizationParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        floatValue = r.floats(1)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        w.set(1, floats: floatValue)
         w.setUnknownFields(unknownFields)
     }
 }
@@ -4701,6 +5365,64 @@ extension Spec.BiDirectionalLSTMLayerParams: CMessageCodable {
         try w.set(11, messages: activationsBackwardLSTM)
         try w.set(15, message: params)
         try w.set(20, messages: weightParams)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams: CMessageCodable {
+    init(reading r: CReader) throws {
+        className = r.string(10)
+        weights = try r.messages(20, as: Spec.WeightParams.self)
+        parameters = try r.messages(30, as: Spec.CustomLayerParams.ParametersEntry.self)
+        description = r.string(40)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(10, string: className)
+        try w.set(20, messages: weights)
+        try w.set(30, messages: parameters)
+        try w.set(40, string: description)
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams.CustomLayerParamValue: CMessageCodable {
+    init(reading r: CReader) throws {
+        switch r.oneofCase(10) {
+        case 10: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.doubleValue(r.double(10))
+        case 20: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.stringValue(r.string(20))
+        case 30: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.intValue(r.int32(30))
+        case 40: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.longValue(r.int64(40))
+        case 50: value = Spec.CustomLayerParams.CustomLayerParamValue.Value.boolValue(r.bool(50))
+        default: value = nil
+        }
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        switch value {
+        case nil: break
+        case let .doubleValue(v)?: w.set(10, double: v)
+        case let .stringValue(v)?: try w.set(20, string: v)
+        case let .intValue(v)?: w.set(30, int32: v)
+        case let .longValue(v)?: w.set(40, int64: v)
+        case let .boolValue(v)?: w.set(50, bool: v)
+        }
+        w.setUnknownFields(unknownFields)
+    }
+}
+
+extension Spec.CustomLayerParams.ParametersEntry: CMessageCodable {
+    init(reading r: CReader) throws {
+        key = r.string(1)
+        value = try r.message(2, as: Spec.CustomLayerParams.CustomLayerParamValue.self)
+        unknownFields = r.unknownFields
+    }
+
+    func write(to w: CWriter) throws {
+        try w.set(1, string: key)
+        try w.set(2, message: value)
         w.setUnknownFields(unknownFields)
     }
 }

@@ -958,7 +958,7 @@ final class LayerImporter {
         guard !layer.output.isEmpty else { throw LayerImportFailure("has no output blobs") }
         var params: [String: CustomParameterValue] = [:]
         for e in p.parameters {
-            switch e.value {
+            switch e.paramValue {
             case let .double(v): params[e.key] = .double(v)
             case let .string(v): params[e.key] = .string(v)
             case let .int(v): params[e.key] = .int(v)

@@ -66,7 +66,7 @@ enum WeightImport {
             guard p.rawValue.count >= need else {
                 throw LayerImportFailure("\(what) holds \(p.rawValue.count) bytes of \(bits)-bit values, expected at least \(need) for \(n) values")
             }
-            switch q.quantizationType {
+            switch q.scheme {
             case let .linear(scale, bias)?:
                 let channels = axis < shape.count ? shape[axis] : 1
                 let scaleOK = scale.count == 1 || scale.count == channels
@@ -117,7 +117,7 @@ enum WeightImport {
         case .int8: return "int8"
         case .quantized:
             let bits = p.quantization?.numberOfBits ?? 0
-            switch p.quantization?.quantizationType {
+            switch p.quantization?.scheme {
             case .linear?: return "\(bits)-bit linear"
             case .lookupTable?: return "\(bits)-bit LUT"
             case nil: return "\(bits)-bit (no parameters)"
