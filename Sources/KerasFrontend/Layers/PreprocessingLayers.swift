@@ -50,10 +50,10 @@ struct NormalizationPreprocessingConverter: KerasLayerConverter {
         let m = ConstantTensor(shape: bshape, floats: mean), d = ConstantTensor(shape: bshape, floats: denom)
         if invert {
             let scaled = chain.binary("scaled", .mul, ctx.inputs[0], constant: d)
-            chain.binary("shifted", .add, scaled, constant: m)
+            _ = chain.binary("shifted", .add, scaled, constant: m)
         } else {
             let centered = chain.binary("centered", .sub, ctx.inputs[0], constant: m)
-            chain.binary("scaled", .realDiv, centered, constant: d)
+            _ = chain.binary("scaled", .realDiv, centered, constant: d)
         }
         return chain.finish(output: ctx.outputNames[0])
     }
