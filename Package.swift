@@ -22,11 +22,8 @@ let package = Package(
     name: "mlconv",
     products: [
         .executable(name: "mlconv", targets: ["mlconv"]),
-        .library(name: "MLGraph", targets: ["MLGraph"]),
-        .library(name: "KerasFrontend", targets: ["KerasFrontend"]),
-        .library(name: "MLBundle", targets: ["MLBundle"]),
-        .library(name: "MLRuntime", targets: ["MLRuntime"]),
-        // MARK: front door (issue 15)
+        // MARK: front door (issue 15): the one library product (`import MLConv`); the modules
+        // below it are implementation, not products.
         .library(name: "MLConv", targets: ["MLConv"]),
         .library(name: "mlconv_c", type: .dynamic, targets: ["MLConvC"]),
     ],

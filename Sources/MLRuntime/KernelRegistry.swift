@@ -3,7 +3,7 @@ import MLGraph
 /// The kernel tables, keyed by `OpKind`: for each op kind, an optimized (oneDNN) factory tried
 /// first, then the reference kernel that every op kind has (a test iterates `OpKind.allCases`).
 /// `Model.Configuration.referenceOnly` skips the optimized table — the oracle tests compare against.
-public enum KernelRegistry {
+package enum KernelRegistry {
     /// Plain Swift kernels, one per op: the specification of each op's numerics.
     public static let reference: [OpKind: KernelFactory] = ReferenceKernels.table
     /// Fast kernels (oneDNN); an op may be absent, and a factory may decline a configuration.

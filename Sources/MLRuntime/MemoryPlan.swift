@@ -20,7 +20,7 @@ import MLGraph
 /// tensor starts on a 64-byte boundary whatever its type; in-place reuse needs equal byte sizes.
 /// The `…ElementCount` properties give the same sizes in float32 elements (bytes / 4).
 /// - Complexity: O(T²) in the number of intermediate tensors T.
-public struct MemoryPlan: Sendable, Equatable {
+package struct MemoryPlan: Sendable, Equatable {
     /// Where one tensor lives.
     public enum Location: Hashable, Sendable {
         /// The buffer of graph input number `index` (in `Graph.inputs` order).

@@ -97,7 +97,7 @@ public final class Model: @unchecked Sendable {
     /// Where each tensor lives during a prediction at the inputs' default shapes (other shapes
     /// of flexible inputs get their own plans: `shapePlanStatistics`); empty when the graph runs
     /// in the dynamic executor (control flow, tensor lists or unknown dimensions).
-    public let memoryPlan: MemoryPlan
+    package let memoryPlan: MemoryPlan
     /// Whether predictions run in the dynamic executor (per-run buffers at actual shapes,
     /// blocks run recursively, kernels built per shape) instead of the static plan.
     public var isDynamic: Bool { dynamic != nil }
