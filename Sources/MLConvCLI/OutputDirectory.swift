@@ -59,3 +59,9 @@ func refuseDirectoryModel(_ url: URL) throws {
         throw MLModelError.notAModelFile(path: url.path, reason: ModelFileKind.directoryReason)
     }
 }
+
+extension FileHandle {
+    /// The rest of the file or pipe; empty on an I/O error (never a trap, unlike
+    /// `readDataToEndOfFile()`).
+    func readToEndOrEmpty() -> Data { ((try? readToEnd()) ?? nil) ?? Data() }
+}
