@@ -236,6 +236,12 @@ public final class HDF5File: @unchecked Sendable {
                     "is this an HDF5 file? Keras 3 `.keras` files are ZIP archives: "
                         + HDF5Hint.resave)
         }
+        // MARK: NumPy arrays
+        if head.starts(with: [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59]) {  // "\x93NUMPY", numpy.lib.format
+            return ("it is a NumPy array (.npy), not a Keras model", found,
+                    "give the model file written by Keras `model.save('model.h5')` (or `.keras`); "
+                        + ".npy files are inputs, e.g. `mlconv predict MODEL --input NAME=FILE.npy`")
+        }
         let firstText = head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         if firstText == UInt8(ascii: "{") || firstText == UInt8(ascii: "[") {
             return ("it is JSON text (a model architecture from `model.to_json()`?)", found,

@@ -46,7 +46,9 @@ struct KerasArchive {
     static func isZip(_ url: URL) -> Bool {
         guard let h = FileHandle(forReadingAtPath: url.path) else { return false }
         defer { try? h.close() }
-        let head = [UInt8](h.readData(ofLength: 4))
+        // `read(upToCount:)` throws (a directory, an I/O error) where `readData(ofLength:)` traps.
+        guard let data = try? h.read(upToCount: 4) else { return false }
+        let head = [UInt8](data)
         return head == [0x50, 0x4B, 0x03, 0x04] || head == [0x50, 0x4B, 0x05, 0x06]
     }
 

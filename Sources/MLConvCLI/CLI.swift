@@ -8,10 +8,14 @@ public final class Console {
     public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void) {
         writeOut = out; writeErr = err
     }
+    /// Writes to `output` and `error`. A failed write (EPIPE when the reader has gone, as in
+    /// `mlconv inspect … | head`, once SIGPIPE is ignored; a full disk) is dropped, never a trap.
+    public convenience init(output: FileHandle, error: FileHandle) {
+        self.init(out: { s in try? output.write(contentsOf: Data(s.utf8)) },
+                  err: { s in try? error.write(contentsOf: Data(s.utf8)) })
+    }
     /// The process's stdout and stderr.
-    public static let standard = Console(
-        out: { s in FileHandle.standardOutput.write(s.data(using: .utf8)!) },
-        err: { s in FileHandle.standardError.write(s.data(using: .utf8)!) })
+    public static let standard = Console(output: .standardOutput, error: .standardError)
 
     public func print(_ s: String = "") { writeOut(s + "\n") }
     public func error(_ s: String) { writeErr(s + "\n") }

@@ -105,7 +105,7 @@ func readUserFile(_ url: URL, what: String) throws -> Data {
 /// 0–255 and rounded) and `<name>.npy` in the output's element type (`<f4`, `<i4`, `<i8`, `|b1`, `<f2`)
 /// for every output.
 func writeOutputs(_ outputs: [String: NDArray], graph: Graph, to dir: URL) throws -> [String] {
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try prepareOutputDirectory(dir, option: "--output-dir")
     var written: [String] = []
     for name in graph.outputs {
         guard let a = outputs[name] else { continue }

@@ -65,6 +65,7 @@ enum KerasCommand: Command {
     static func run(_ args: ParsedArguments, console: Console) throws -> Int32 {
         let input = URL(fileURLWithPath: args.positional[0])
         let output = URL(fileURLWithPath: try args.required("--output"))
+        try refuseDirectoryModel(input)
         let disabled = try disabledPasses(args)
         if !disabled.isEmpty, output.pathExtension.lowercased() != "mlbundle" {
             throw UsageError("--disable-pass applies to .mlbundle output (the inference passes rewrite the graph mlconv runs); a .mlmodel keeps the layers as converted")

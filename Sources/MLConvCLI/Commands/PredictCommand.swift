@@ -95,6 +95,7 @@ enum PredictCommand: Command {
         config.referenceOnly = args.has("--reference")
         let crop = try cropMode(args)
         let model = try Model(graph: graph, configuration: config)
+        if let dir = args.value("--output-dir") { try prepareOutputDirectory(URL(fileURLWithPath: dir), option: "--output-dir") }  // MARK: before predicting
         var inputs = try readInputs(try args.pairs("--input"), for: graph, crop: crop)
         // MARK: ML program states: zeros (a new state) unless given; `<state>__next` is printed
         for s in MILStates.states(of: graph) where inputs[s.input] == nil {

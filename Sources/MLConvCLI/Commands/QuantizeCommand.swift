@@ -85,8 +85,8 @@ enum QuantizeCommand: Command {
         let quantizer = try WeightQuantizer(mode: mode, options: options)
         let showProgress = isatty(STDERR_FILENO) == 1
         let (quantized, report) = try quantizer.quantize(graph, progress: showProgress ? { done, total in
-            FileHandle.standardError.write(Data("\rquantizing \(done)/\(total) tensors".utf8))
-            if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+            try? FileHandle.standardError.write(contentsOf: Data("\rquantizing \(done)/\(total) tensors".utf8))
+            if done == total { try? FileHandle.standardError.write(contentsOf: Data("\n".utf8)) }
         } : nil)
         console.print(report.renderTable())
         // The graph is stored as given; passes the input bundle disabled stay recorded as disabled.

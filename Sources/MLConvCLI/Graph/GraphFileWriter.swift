@@ -83,8 +83,8 @@ public enum GraphFileWriter {
         final class Box: @unchecked Sendable { var data = Data() }
         let out = Box(), err = Box()
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { out.data = outPipe.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { err.data = errPipe.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { out.data = outPipe.fileHandleForReading.readToEndOrEmpty() }
+        DispatchQueue.global().async(group: group) { err.data = errPipe.fileHandleForReading.readToEndOrEmpty() }
         // A `dot` that exits early must not kill mlconv with SIGPIPE: the write fails instead,
         // and the exit status reports why.
         signal(SIGPIPE, SIG_IGN)
