@@ -7,6 +7,7 @@
 import CMLConv
 import Foundation
 import MLConv
+import MLRuntime
 
 // MARK: - Boxes behind the opaque pointers
 
@@ -66,6 +67,14 @@ func status(of error: Error, opening: Bool) -> mlconv_status {
         case .unsupportedModel, .appleProprietary: return MLCONV_ERROR_UNSUPPORTED
         case .invalidModel: return opening ? MLCONV_ERROR_MODEL : MLCONV_ERROR_PREDICTION
         default: return MLCONV_ERROR_FEATURE
+        }
+    }
+    // MARK: input errors of the runtime
+    // The header's MLCONV_ERROR_FEATURE: an input that is missing, unknown, of the wrong shape.
+    if let e = error as? RuntimeError {
+        switch e {
+        case .missingInput, .unknownInput, .shapeMismatch, .shapeNotAllowed: return MLCONV_ERROR_FEATURE
+        default: break
         }
     }
     return opening ? MLCONV_ERROR_MODEL : MLCONV_ERROR_PREDICTION

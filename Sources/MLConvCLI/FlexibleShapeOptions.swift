@@ -111,3 +111,46 @@ func flexibilityJSON(_ flex: ShapeFlexibility) -> [String: Any] {
         return ["enumerated": s, "text": flex.description]
     }
 }
+
+// MARK: flexible shapes checked against the Keras inputs before converting
+
+/// Checks each `--flexible-shape` against the model's inputs (names and shapes with the batch,
+/// nil = unknown dimension, as the Keras config gives them), so a wrong option is reported as
+/// such and not as a conversion error of the model. A SPEC may have the input's rank or one less
+/// (batch left out); each dimension the config fixes (e.g. the channels) must be allowed.
+/// - Throws: `UsageError` naming the option, and the model's inputs or the input's dimensions.
+func validateFlexibleShapes(_ shapes: [(name: String, flexibility: ShapeFlexibility)],
+                            inputs: [(name: String, shape: [Int?])], specs: [String: String]) throws {
+    for (name, flex) in shapes {
+        let written = "--flexible-shape \(name)=\(specs[name] ?? "…")"
+        guard let input = inputs.first(where: { $0.name == name }) else {
+            throw UsageError("\(written): the model has no input '\(name)'; its inputs: \(inputs.map(\.name).joined(separator: ", "))")
+        }
+        let rank = input.shape.count
+        let labels: [String]
+        switch rank {
+        case 4: labels = ["N", "H", "W", "C"]
+        case 3: labels = ["N", "steps", "channels"]
+        case 5: labels = ["N", "D", "H", "W", "C"]
+        case 2: labels = ["N", "features"]
+        default: labels = []
+        }
+        let layout = labels.isEmpty ? "batch first" : labels.joined(separator: ", ")
+        let given = flex.rank ?? 0
+        guard given == rank || given == rank - 1 else {
+            throw UsageError("\(written): \(given) dimensions, but input '\(name)' has \(rank) (\(layout); the batch may be left out)")
+        }
+        let offset = rank - given  // 1 when the batch is left out
+        for axis in 1..<max(rank, 1) {
+            guard let fixed = input.shape[axis] else { continue }
+            let allowed: [Int]
+            switch flex {
+            case let .ranges(r): allowed = r[axis - offset].contains(fixed) ? [] : [r[axis - offset].lowerBound]
+            case let .enumerated(list): allowed = list.map { $0[axis - offset] }.filter { $0 != fixed }
+            }
+            guard let found = allowed.first else { continue }
+            let label = axis < labels.count ? " (\(labels[axis]))" : ""
+            throw UsageError("\(written): dimension \(axis + 1)\(label) of input '\(name)' is \(fixed) in the model, but the flexible shape gives \(found) there (\(layout); the batch may be left out)")
+        }
+    }
+}

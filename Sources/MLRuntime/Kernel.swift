@@ -115,6 +115,7 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
             return "node '\(node)' (whileLoop): the loop ran its body \(limit) times without its condition becoming false; check the loop's inputs, or raise Model.Configuration.maximumLoopIterations"
         case let .shapeNotAllowed(input, found, defaultShape, allowed):
             return "input '\(input)' has shape \(formatShape(found)), which its flexible shape does not allow; allowed: \(formatShape(defaultShape)) (the default) or \(allowed) (a leading batch 1 may be omitted)"
+                + RuntimeError.channelOrderHint(found: found, defaultShape: defaultShape, allowed: allowed)
         case let .shapeResolutionFailed(shapes, message):
             return "the model cannot run at input shapes \(shapes), although the inputs' flexible shapes allow them: \(message); use the default shapes or another allowed shape"
         }

@@ -122,11 +122,25 @@ final class FlexibleShapeTests: XCTestCase {
     func testFlexibleShapeOptionErrors() throws {
         let out = try TestPaths.temporaryDirectory(for: self).appendingPathComponent("bad.mlbundle").path
         for (spec, fragment) in [("image=1..*,4..2,8,3", "upper bound is below"), ("image=1x8x8x3,8x8", "different ranks"),
-                                 ("image=1,a,8,3", "'a' is not a size"), ("image=1,8", "2 ranges for an input of rank 4"),
+                                 ("image=1,a,8,3", "'a' is not a size"), ("image=1,8", "2 dimensions, but input 'image' has 4 (N, H, W, C; the batch may be left out)"),
                                  ("nope=1,8,8,3", "no input 'nope'")] {
             let r = CLIRun(["keras", file("fcn.h5").path, "--input-shape", "image=8,8,3", "--flexible-shape", spec, "-o", out])
             XCTAssertNotEqual(r.status, 0, spec)
             XCTAssertTrue(r.err.contains(fragment), "\(spec): \(r.err)")
+        }
+        // Regression: a wrong option is checked against the Keras inputs before converting (it
+        // was blamed on the model file, or reported as a weight-shape or unknown-dimension error).
+        for (spec, message) in [
+            ("image=1..*,32..512", "--flexible-shape image=1..*,32..512: 2 dimensions, but input 'image' has 4 (N, H, W, C; the batch may be left out)"),
+            ("image=1x32x32", "--flexible-shape image=1x32x32: dimension 4 (C) of input 'image' is 3 in the model, but the flexible shape gives 32 there (N, H, W, C; the batch may be left out)"),
+            ("image=1x32x32x3,1x64x64x4", "dimension 4 (C) of input 'image' is 3 in the model, but the flexible shape gives 4 there"),
+            ("image=1..*,8..16,8..16,4..8", "dimension 4 (C) of input 'image' is 3 in the model, but the flexible shape gives 4 there"),
+            ("foo=1..*,32..512", "--flexible-shape foo=1..*,32..512: the model has no input 'foo'; its inputs: image"),
+        ] {
+            let r = CLIRun(["keras", file("fcn.h5").path, "--flexible-shape", spec, "-o", out])
+            XCTAssertNotEqual(r.status, 0, spec)
+            XCTAssertTrue(r.err.contains(message), "\(spec): \(r.err)")
+            XCTAssertFalse(r.err.contains("config value"), "\(spec): \(r.err)")
         }
         // A None-sized Keras input takes its default from the flexible shape (the ranges' lower bounds).
         let dir = try TestPaths.temporaryDirectory(for: self)
@@ -156,6 +170,27 @@ final class FlexibleShapeTests: XCTestCase {
             assertMatches(out["conv2"], try nchw(try npy("fcn_y_\(size).npy")), ".mlmodel at \(size)")
         }
         assertNotAllowed(model, "image", NDArray(shape: [1, 3, 20, 8]), mentions: ["(1, 3, 20, 8)", "[1, 3, 4...16, 4...∞]"])
+    }
+
+    /// Regression: an NHWC (Keras-order) array given to the channel-first .mlmodel was refused
+    /// without saying why; the message now names the transposed shape when that one is allowed.
+    func testChannelLastArrayForAnMLModelGetsATransposeHint() throws {
+        let url = try TestPaths.temporaryDirectory(for: self).appendingPathComponent("fcn.mlmodel")
+        let r = CLIRun(["keras", file("fcn.h5").path, "--input-shape", "image=8,8,3", "--flexible-shape", "image=1..*,4..16,4..*,3", "-o", url.path])
+        XCTAssertEqual(r.status, 0, r.err)
+        // The summary shows the input as the .mlmodel takes it (was the Keras (1, 8, 8, 3)).
+        XCTAssertTrue(r.out.contains("input  image (3, 8, 8) (as written in the .mlmodel)"), r.out)
+        let model = try Model(graph: try CoreMLImporter.graph(from: try Spec.Model.load(contentsOf: url.path), fileName: "fcn.mlmodel"))
+        let hint = "the .mlmodel takes Core ML's channel-first order; this array looks channel-last — transpose it to "
+        assertNotAllowed(model, "image", NDArray(shape: [1, 12, 10, 3]), mentions: [hint + "(1, 3, 12, 10)"])
+        assertNotAllowed(model, "image", NDArray(shape: [12, 10, 3]), mentions: [hint + "(3, 12, 10)"])
+        // Transposed, (1, 20, 8, 3) would still be refused (height 20 > 16): no hint.
+        XCTAssertThrowsError(try model.prediction(from: ["image": NDArray(shape: [1, 20, 8, 3])])) { e in
+            XCTAssertFalse("\(e)".contains("transpose"), "\(e)")
+        }
+        // The transposed array runs (Keras' reference, reordered).
+        let out = try model.prediction(from: ["image": try nchw(try npy("fcn_x_12x10.npy"))])
+        assertMatches(out["conv2"], try nchw(try npy("fcn_y_12x10.npy")), ".mlmodel at 12x10")
     }
 
     func testKerasEnumeratedAndImageSizesWriteTheirSpecFields() throws {

@@ -164,6 +164,28 @@ final class CABITests: XCTestCase {
         mlconv_string_free(nil)
     }
 
+    /// Regression: the runtime's input errors (wrong shape, missing input) were reported as
+    /// MLCONV_ERROR_PREDICTION; the header puts them under MLCONV_ERROR_FEATURE.
+    func testInputShapeAndMissingInputAreFeatureErrors() throws {
+        let m = try openDigits()
+        defer { mlconv_close(m) }
+        var r: OpaquePointer?
+        let wrongShape = CFeatures()
+        wrongShape.float32("digit", shape: [1, 4, 4, 1], [Float](repeating: 0.5, count: 16))
+        XCTAssertEqual(mlconv_predict(m, wrongShape.features, 1, &r), Int32(MLCONV_ERROR_FEATURE.rawValue), lastError())
+        XCTAssertNil(r)
+        XCTAssertTrue(lastError().contains("'digit'") && lastError().contains("(1, 4, 4, 1)"), lastError())
+        let none = CFeatures()
+        none.double("unused_scalar", 1)
+        XCTAssertEqual(mlconv_predict(m, none.features, 0, &r), Int32(MLCONV_ERROR_FEATURE.rawValue), lastError())
+        XCTAssertNil(r)
+        XCTAssertTrue(lastError().contains("digit"), lastError())
+        // A good prediction still succeeds after the errors.
+        let c = try digitFeatures()
+        XCTAssertEqual(mlconv_predict(m, c.features, c.features.count, &r), 0, lastError())
+        if let r { mlconv_result_free(r) }
+    }
+
     func testClassicalModelScalarsDictionariesAndBatches() throws {
         let dir = Paths.fixture("classical/pipeline_classifier_scaler_logistic")
         let m = try XCTUnwrap(mlconv_open(dir.appendingPathComponent("model.mlmodel").path, nil), lastError())

@@ -156,7 +156,16 @@ class Model:
     # -- inputs --------------------------------------------------------------------------------
 
     def _features(self, data, keep):
-        items = [self._feature(name, value, keep) for name, value in data.items()]
+        items = []
+        for name, value in data.items():
+            try:
+                items.append(self._feature(name, value, keep))
+            except (ValueError, TypeError, OverflowError) as e:
+                # A value NumPy / Python cannot convert (e.g. a string for a number): a feature
+                # error naming the input, as the library reports its own input errors.
+                kind = self._inputs.get(name, {}).get("type", "an array or number")
+                raise MLConvError(3, f"input '{name}' ({kind}): cannot convert {type(value).__name__} "
+                                     f"{_preview(value)}: {e}") from e
         return (Feature * max(1, len(items)))(*items)
 
     def _feature(self, name, value, keep):
@@ -275,6 +284,12 @@ class Model:
             else:
                 raise MLConvError(5, f"output '{name}' has kind {kind}, which this package does not know")
         return out
+
+
+def _preview(value):
+    """A short repr of a value for an error message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _scalar(value, name):

@@ -78,3 +78,22 @@ def test_errors_are_typed(cache_dir, tmp_path):
     model.close()
     with pytest.raises(mlconv.MLConvError):
         model.predict(inputs[0])
+
+
+def test_a_value_that_does_not_convert_is_a_feature_error_naming_the_input(cache_dir):
+    # Regression: a string where a number is expected raised NumPy's bare ValueError.
+    path, inputs, _, _ = classical_case("pipeline_classifier_scaler_logistic")
+    model = mlconv.Model(path)
+    row = dict(inputs[0])
+    row["petal_width"] = "wide"
+    with pytest.raises(mlconv.MLConvError) as e:
+        model.predict(row)
+    assert e.value.status == 3
+    assert "input 'petal_width'" in str(e.value) and "'wide'" in str(e.value)
+    d = fixture("keras", "dense_ranks_k2")
+    model = mlconv.Model(d / "model.h5")
+    name = list(model.input_description)[0]
+    with pytest.raises(mlconv.MLConvError) as e:
+        model.predict({name: "not numbers"})
+    assert e.value.status == 3
+    assert f"input '{name}'" in str(e.value)

@@ -81,6 +81,15 @@ enum KerasCommand: Command {
         // MARK: flexible shapes (FlexibleShapeOptions.swift)
         let flexible = try flexibleShapeOptions(args)
         let architecture = args.value("--config").map { URL(fileURLWithPath: $0) }
+        if !flexible.isEmpty {
+            // The options are checked against the Keras config's inputs before converting.
+            // (A file without architecture is refused by the conversion below.)
+            let summary = try KerasInspector.inspect(input, architectureJSON: architecture)
+            if summary.hasArchitecture {
+                try validateFlexibleShapes(flexible, inputs: summary.inputs.map { ($0.name, $0.shape) },
+                                           specs: Dictionary(try args.pairs("--flexible-shape"), uniquingKeysWith: { a, _ in a }))
+            }
+        }
         var converted: Graph?
         while converted == nil {
             do {
@@ -179,6 +188,7 @@ func applyDescriptionOptions(_ args: ParsedArguments, to graph: inout Graph) thr
 func writeModel(_ original: Graph, to output: URL, source: String, console: Console, passes: InferencePasses = .none,
                 mlProgram: MLProgramExportOptions = MLProgramExportOptions()) throws {
     var graph = original
+    var writtenInputShapes: [String: String] = [:]
     switch output.pathExtension.lowercased() {
     case "mlbundle":
         if passes.run {
@@ -204,6 +214,12 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
         options.converterTag = "mlconv \(MLConv.version)"
         let result = try CoreMLExporter.export(graph, options: options)
         try result.model.write(toFile: output.path)
+        // The summary shows a multi-array input as written (Core ML order, e.g. [C, H, W]).
+        for f in result.model.description?.input ?? [] {
+            if case let .multiArray(a)? = f.type?.kind, !a.shape.isEmpty {
+                writtenInputShapes[f.name] = formatShape(a.shape.map { Int($0) }) + " (as written in the .mlmodel)"
+            }
+        }
         console.print("Core ML specificationVersion \(result.model.specificationVersion)"
             + (result.versionReasons.isEmpty ? "" : " (" + result.versionReasons.map(\.description).joined(separator: "; ") + ")"))
     // MARK: ML programs
@@ -220,7 +236,7 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
     let size = output.pathExtension.lowercased() == "mlpackage" ? directorySize(output.path)
         : (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
     console.print("wrote \(output.path) (\(formatBytes(size)); \(graph.nodes.count) layers, \(graph.parameterCount) parameters) from \(source)")
-    for i in graph.inputs { console.print("  input  \(i.name) \(formatShape(i.type.shape))") }
+    for i in graph.inputs { console.print("  input  \(i.name) \(writtenInputShapes[i.name] ?? formatShape(i.type.shape))") }
     for o in graph.outputs { console.print("  output \(o) \(graph.tensorTypes[o].map { formatShape($0.shape) } ?? "?")") }
 }
 
