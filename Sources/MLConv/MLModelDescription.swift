@@ -109,17 +109,9 @@ public struct MLFeatureDescription: Sendable, Hashable {
     public var sequenceElementType: MLFeatureType?
 }
 
-/// Classifier labels (String or Int64, as the model declares them).
-public enum MLClassLabels: Sendable, Hashable {
-    case strings([String])
-    case int64s([Int64])
-    public var count: Int {
-        switch self {
-        case let .strings(s): return s.count
-        case let .int64s(s): return s.count
-        }
-    }
-}
+/// Classifier labels (String or Int64, as the model declares them): the feature models' own
+/// `ClassLabels` (MLPrediction), under Core ML's name.
+public typealias MLClassLabels = ClassLabels
 
 /// Author, license, version and user-defined entries (Core ML's `MLModelMetadataKey`s).
 public struct MLModelMetadata: Sendable, Hashable {

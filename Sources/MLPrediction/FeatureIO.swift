@@ -131,7 +131,7 @@ public struct FeatureSignature: Sendable {
 }
 
 /// A classifier's class labels (`stringClassLabels` or `int64ClassLabels` in the .proto files).
-public enum ClassLabels: Equatable, Sendable {
+public enum ClassLabels: Hashable, Sendable {
     case strings([String])
     case int64s([Int64])
 
