@@ -59,7 +59,11 @@ let package = Package(
         .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv"]),
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv"],
+                // Swift 6.3's SIL CopyPropagation pass breaks ownership in some of this module's
+                // large command functions in release builds ("Found ownership error?!", compiler
+                // abort); the pass is skipped for this module only. The library modules build as usual.
+                swiftSettings: [.unsafeFlags(["-Xllvm", "-sil-disable-pass=copy-propagation"], .when(configuration: .release))]),
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
         // MARK: front door (issue 15): the Swift API (`import MLConv`) and its C ABI (mlconv.h)
         .target(name: "MLConv",
