@@ -161,41 +161,47 @@ func cResult(_ row: FeatureProvider, model: MLModel) throws -> CResult {
     for name in names {
         guard let v = row[name] else { continue }
         var e = CResult.Entry(name: cString(name), kind: 0)
-        switch v {
-        case let .int64(i): e.kind = kindInt64; e.int64 = i
-        case let .double(d): e.kind = kindDouble; e.double = d
-        case let .string(s): e.kind = kindString; e.string = cString(s)
-        case let .dictionary(d):
-            e.kind = kindDictionary
-            let obj: [String: Double]
-            switch d {
-            case let .stringKeys(m): obj = m
-            case let .int64Keys(m): obj = Dictionary(uniqueKeysWithValues: m.map { (String($0.key), $0.value) })
+        // An entry not yet in `r` is freed here when a buffer cannot be allocated.
+        do {
+            switch v {
+            case let .int64(i): e.kind = kindInt64; e.int64 = i
+            case let .double(d): e.kind = kindDouble; e.double = d
+            case let .string(s): e.kind = kindString; e.string = cString(s)
+            case let .dictionary(d):
+                e.kind = kindDictionary
+                let obj: [String: Double]
+                switch d {
+                case let .stringKeys(m): obj = m
+                case let .int64Keys(m): obj = Dictionary(uniqueKeysWithValues: m.map { (String($0.key), $0.value) })
+                }
+                e.string = cString(json(obj))
+            case let .sequence(s):
+                e.kind = kindSequence
+                switch s {
+                case let .int64(v): e.string = cString(json(v))
+                case let .string(v): e.string = cString(json(v))
+                }
+            case let .multiArray(a):
+                e.kind = kindMultiArray
+                e.rank = Int32(a.shape.count)
+                e.shape = try buffer(a.shape.map { Int64($0) })
+                switch a.dataType {
+                case .float32: e.dtype = dtFloat32; e.data = UnsafeMutableRawPointer(try buffer(a.values.map { Float($0) }))
+                case .float64: e.dtype = dtFloat64; e.data = UnsafeMutableRawPointer(try buffer(a.values))
+                case .float16: e.dtype = dtFloat16; e.data = UnsafeMutableRawPointer(try buffer(a.values.map { Float16(Float($0)).bitPattern }))
+                case .int32: e.dtype = dtInt32; e.data = UnsafeMutableRawPointer(try buffer(a.values.map { Int32(clamping: Int64(exactly: $0.rounded(.towardZero)) ?? 0) }))
+                }
+            case let .image(img):
+                e.kind = kindImage
+                e.dtype = dtUInt8
+                e.rank = 3
+                e.shape = try buffer([Int64(img.height), Int64(img.width), Int64(img.channels)])
+                e.data = UnsafeMutableRawPointer(try buffer(img.pixels))
+                e.string = cString(img.colorSpace == .bgr ? "BGR" : img.colorSpace == .rgb ? "RGB" : "Grayscale")
             }
-            e.string = cString(json(obj))
-        case let .sequence(s):
-            e.kind = kindSequence
-            switch s {
-            case let .int64(v): e.string = cString(json(v))
-            case let .string(v): e.string = cString(json(v))
-            }
-        case let .multiArray(a):
-            e.kind = kindMultiArray
-            e.rank = Int32(a.shape.count)
-            e.shape = buffer(a.shape.map { Int64($0) })
-            switch a.dataType {
-            case .float32: e.dtype = dtFloat32; e.data = UnsafeMutableRawPointer(buffer(a.values.map { Float($0) }))
-            case .float64: e.dtype = dtFloat64; e.data = UnsafeMutableRawPointer(buffer(a.values))
-            case .float16: e.dtype = dtFloat16; e.data = UnsafeMutableRawPointer(buffer(a.values.map { Float16(Float($0)).bitPattern }))
-            case .int32: e.dtype = dtInt32; e.data = UnsafeMutableRawPointer(buffer(a.values.map { Int32(clamping: Int64(exactly: $0.rounded(.towardZero)) ?? 0) }))
-            }
-        case let .image(img):
-            e.kind = kindImage
-            e.dtype = dtUInt8
-            e.rank = 3
-            e.shape = buffer([Int64(img.height), Int64(img.width), Int64(img.channels)])
-            e.data = UnsafeMutableRawPointer(buffer(img.pixels))
-            e.string = cString(img.colorSpace == .bgr ? "BGR" : img.colorSpace == .rgb ? "RGB" : "Grayscale")
+        } catch {
+            free(e.name); free(e.shape); free(e.data); free(e.string)
+            throw error
         }
         r.entries.append(e)
     }
@@ -203,9 +209,12 @@ func cResult(_ row: FeatureProvider, model: MLModel) throws -> CResult {
 }
 
 /// A malloc'd copy of `values` (one byte for an empty array, so the pointer is never NULL).
-func buffer<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
-    let bytes = max(1, values.count * MemoryLayout<T>.stride)
-    let raw = malloc(bytes)!
+/// - Throws: `CABIError` (MLCONV_ERROR_PREDICTION) when the memory cannot be allocated.
+func buffer<T>(_ values: [T]) throws -> UnsafeMutablePointer<T> {
+    let (product, overflow) = values.count.multipliedReportingOverflow(by: MemoryLayout<T>.stride)
+    guard !overflow, let raw = malloc(max(1, product)) else {
+        throw CABIError(MLCONV_ERROR_PREDICTION, "cannot allocate \(values.count) × \(MemoryLayout<T>.stride) bytes for a result")
+    }
     let p = raw.bindMemory(to: T.self, capacity: max(values.count, 1))
     values.withUnsafeBufferPointer { src in
         if let base = src.baseAddress { p.initialize(from: base, count: values.count) }

@@ -316,8 +316,11 @@ public final class Model: @unchecked Sendable {
         }
         var result: [String: NDArray] = [:]
         for name in graph.outputs {
-            let t = plan.tensorTypes[name]!
-            let p = arena.pointer(plan.memoryPlan.locations[name]!)
+            // A verified graph's outputs are typed and placed by the plan; say so if one is not.
+            guard let t = plan.tensorTypes[name], let location = plan.memoryPlan.locations[name] else {
+                throw RuntimeError.kernelFailure(node: name, message: "graph output '\(name)' has no type or buffer in the execution plan; please report this model")
+            }
+            let p = arena.pointer(location)
             if t.elementType == .float32 {
                 let f = p.assumingMemoryBound(to: Float.self)
                 result[name] = try NDArray(shape: t.shape, scalars: Array(UnsafeBufferPointer(start: f, count: t.elementCount)))
