@@ -406,3 +406,15 @@ enum Deconv1DDefinition: OpDefinition {
 
     static var weightRoles: [WeightRole] { DeconvNDRules.weightRoles }
 }
+
+extension SpatialPadding {
+    /// The same padding as the 2-D ops' `PaddingMode` (explicit amounts: axis 0 = H, axis 1 = W).
+    /// - Precondition: for `.explicit`, two spatial axes (callers check the rank first).
+    public var paddingMode2D: PaddingMode {
+        switch self {
+        case .valid: return .valid
+        case .same: return .same
+        case let .explicit(before, after): return .explicit(top: before[0], bottom: after[0], left: before[1], right: after[1])
+        }
+    }
+}

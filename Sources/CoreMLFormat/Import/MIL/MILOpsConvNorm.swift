@@ -52,12 +52,7 @@ enum MILConvNormOps {
         let xl = try c.toChannelsLast(x)
         let op: Op
         if d == 2 {
-            let p: PaddingMode
-            switch pad {
-            case .valid: p = .valid
-            case .same: p = .same
-            case let .explicit(before, after): p = .explicit(top: before[0], bottom: after[0], left: before[1], right: after[1])
-            }
+            let p = pad.paddingMode2D
             op = .conv2d(Conv2DAttributes(kernel: kernel, strides: strides, dilations: dilations, padding: p, groups: groups, outputChannels: cout))
         } else {
             let a = ConvNDAttributes(kernel: kernel, strides: strides, dilations: dilations, padding: pad, groups: groups, outputChannels: cout)
@@ -93,12 +88,7 @@ enum MILConvNormOps {
             let xl = try c.toChannelsLast(x)
             let op: Op
             if d == 2 {
-                let p: PaddingMode
-                switch pad {
-                case .valid: p = .valid
-                case .same: p = .same
-                case let .explicit(before, after): p = .explicit(top: before[0], bottom: after[0], left: before[1], right: after[1])
-                }
+                let p = pad.paddingMode2D
                 op = .pool2d(Pool2DAttributes(kind: kind, kernel: kernel, strides: strides, padding: p))
             } else {
                 let a = PoolNDAttributes(kind: kind, kernel: kernel, strides: strides, padding: pad)

@@ -47,12 +47,7 @@ enum MILMoreOps {
         if let bias = try c.constant("bias") { weights["bias"] = try bias.constantTensor(shape: [cout]) }
         let op: Op
         if d == 2 {
-            let p: PaddingMode
-            switch pad {
-            case .valid: p = .valid
-            case .same: p = .same
-            case let .explicit(b, a): p = .explicit(top: b[0], bottom: a[0], left: b[1], right: a[1])
-            }
+            let p = pad.paddingMode2D
             op = .deconv2d(Deconv2DAttributes(kernel: kernel, strides: strides, dilations: dilations, padding: p, outputPadding: outPad,
                                               groups: groups, outputChannels: cout))
         } else {
