@@ -22,16 +22,7 @@ extension MILWeightCompressor {
                                 blobs: inout MILBlobWriter) throws -> (Spec.MILSpec.Operation, String, [Float])? {
         let floatType: Spec.MILSpec.DataType = fp16 ? .float16 : .float32
         func stored(_ v: Float) -> Float { fp16 ? Float(Float16(v)) : v }
-        func floatValue(_ v: [Float], _ s: [Int]) -> Spec.MILSpec.Value {
-            if v.count >= 10 {
-                let off = fp16 ? blobs.append(float16Bits: v.map { Float16($0).bitPattern }) : blobs.append(float32: v)
-                return blobValue(floatType, s, off)
-            }
-            if fp16 {
-                return immediate(floatType, s, .bytes(.init(values: v.flatMap { f -> [UInt8] in let b = Float16(f).bitPattern; return [UInt8(b & 0xff), UInt8(b >> 8)] })))
-            }
-            return immediate(floatType, s, .floats(.init(values: v)))
-        }
+        func floatValue(_ v: [Float], _ s: [Int]) -> Spec.MILSpec.Value { floatConstant(v, s, fp16: fp16, blobs: &blobs) }
         func intValue(_ codes: [Int], as t: MILBlobWriter.DataType, milType: Spec.MILSpec.DataType) throws -> Spec.MILSpec.Value {
             blobValue(milType, shape, try blobs.append(integers: codes, as: t))
         }

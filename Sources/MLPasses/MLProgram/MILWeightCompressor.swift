@@ -196,19 +196,24 @@ public enum MILWeightCompressor {
 
     // MARK: Modes
 
+    /// A float constant value of shape `s`, typed fp16 or fp32: in the weight file from 10
+    /// elements on (as coremltools), else immediate (fp16 as little-endian bytes).
+    static func floatConstant(_ v: [Float], _ s: [Int], fp16: Bool, blobs: inout MILBlobWriter) -> Spec.MILSpec.Value {
+        let floatType: Spec.MILSpec.DataType = fp16 ? .float16 : .float32
+        if v.count >= 10 {
+            let off = fp16 ? blobs.append(float16Bits: v.map { Float16($0).bitPattern }) : blobs.append(float32: v)
+            return blobValue(floatType, s, off)
+        }
+        if fp16 {
+            return immediate(floatType, s, .bytes(.init(values: v.flatMap { f -> [UInt8] in let b = Float16(f).bitPattern; return [UInt8(b & 0xff), UInt8(b >> 8)] })))
+        }
+        return immediate(floatType, s, .floats(.init(values: v)))
+    }
+
     static func compressed(name: String, values: [Float], shape: [Int], fp16: Bool, mode: MILCompressionMode,
                            blobs: inout MILBlobWriter) throws -> (Spec.MILSpec.Operation, String, [Float])? {
         let floatType: Spec.MILSpec.DataType = fp16 ? .float16 : .float32
-        func floatValue(_ v: [Float], _ s: [Int]) -> Spec.MILSpec.Value {
-            if v.count >= 10 {
-                let off = fp16 ? blobs.append(float16Bits: v.map { Float16($0).bitPattern }) : blobs.append(float32: v)
-                return blobValue(floatType, s, off)
-            }
-            if fp16 {
-                return immediate(floatType, s, .bytes(.init(values: v.flatMap { f -> [UInt8] in let b = Float16(f).bitPattern; return [UInt8(b & 0xff), UInt8(b >> 8)] })))
-            }
-            return immediate(floatType, s, .floats(.init(values: v)))
-        }
+        func floatValue(_ v: [Float], _ s: [Int]) -> Spec.MILSpec.Value { floatConstant(v, s, fp16: fp16, blobs: &blobs) }
         func bytesValue(_ type: Spec.MILSpec.DataType, _ v: [UInt8], _ s: [Int], blobType: MILBlobWriter.DataType) throws -> Spec.MILSpec.Value {
             if v.count >= 10 { return blobValue(type, s, try blobs.append(encoded: v, type: blobType, elementCount: v.count)) }
             return immediate(type, s, .bytes(.init(values: v)))
