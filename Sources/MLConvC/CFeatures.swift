@@ -160,13 +160,13 @@ func cResult(_ row: FeatureProvider, model: MLModel) throws -> CResult {
     names += row.keys.filter { !names.contains($0) }.sorted()
     for name in names {
         guard let v = row[name] else { continue }
-        var e = CResult.Entry(name: cString(name), kind: 0)
+        var e = CResult.Entry(name: try cString(name), kind: 0)
         // An entry not yet in `r` is freed here when a buffer cannot be allocated.
         do {
             switch v {
             case let .int64(i): e.kind = kindInt64; e.int64 = i
             case let .double(d): e.kind = kindDouble; e.double = d
-            case let .string(s): e.kind = kindString; e.string = cString(s)
+            case let .string(s): e.kind = kindString; e.string = try cString(s)
             case let .dictionary(d):
                 e.kind = kindDictionary
                 let obj: [String: Double]
@@ -174,12 +174,12 @@ func cResult(_ row: FeatureProvider, model: MLModel) throws -> CResult {
                 case let .stringKeys(m): obj = m
                 case let .int64Keys(m): obj = Dictionary(uniqueKeysWithValues: m.map { (String($0.key), $0.value) })
                 }
-                e.string = cString(json(obj))
+                e.string = try cString(json(obj))
             case let .sequence(s):
                 e.kind = kindSequence
                 switch s {
-                case let .int64(v): e.string = cString(json(v))
-                case let .string(v): e.string = cString(json(v))
+                case let .int64(v): e.string = try cString(json(v))
+                case let .string(v): e.string = try cString(json(v))
                 }
             case let .multiArray(a):
                 e.kind = kindMultiArray
@@ -197,7 +197,7 @@ func cResult(_ row: FeatureProvider, model: MLModel) throws -> CResult {
                 e.rank = 3
                 e.shape = try buffer([Int64(img.height), Int64(img.width), Int64(img.channels)])
                 e.data = UnsafeMutableRawPointer(try buffer(img.pixels))
-                e.string = cString(img.colorSpace == .bgr ? "BGR" : img.colorSpace == .rgb ? "RGB" : "Grayscale")
+                e.string = try cString(img.colorSpace == .bgr ? "BGR" : img.colorSpace == .rgb ? "RGB" : "Grayscale")
             }
         } catch {
             free(e.name); free(e.shape); free(e.data); free(e.string)

@@ -90,8 +90,13 @@ func fail(_ error: Error, opening: Bool) -> Int32 {
 
 func succeed() { mlconv__set_last_error(nil) }
 
-func cString(_ s: String) -> UnsafeMutablePointer<CChar> {
-    strdup(s) ?? { let p = UnsafeMutablePointer<CChar>.allocate(capacity: 1); p.pointee = 0; return p }()
+/// A `malloc`ed copy of `s` that the caller releases with `free` (`mlconv_string_free`).
+/// - Throws: `CABIError` with `code` when the memory cannot be allocated.
+func cString(_ s: String, code: mlconv_status = MLCONV_ERROR_PREDICTION) throws -> UnsafeMutablePointer<CChar> {
+    guard let p = strdup(s) else {
+        throw CABIError(code, "cannot allocate \(s.utf8.count + 1) bytes for a string")
+    }
+    return p
 }
 
 // MARK: - Options
@@ -164,7 +169,7 @@ public func cDescribe(_ model: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
         let m = try box(model).model
         let data = try JSONSerialization.data(withJSONObject: describeJSON(m.modelDescription), options: [.sortedKeys])
         succeed()
-        return cString(String(decoding: data, as: UTF8.self))
+        return try cString(String(decoding: data, as: UTF8.self), code: MLCONV_ERROR_MODEL)
     } catch {
         fail(error, opening: false)
         return nil
@@ -181,7 +186,7 @@ public func cCompileModel(_ path: UnsafePointer<CChar>?, _ options: UnsafePointe
         let config = try configuration(options)
         let url = try MLModel.compileModel(at: URL(fileURLWithPath: String(cString: path)), configuration: config)
         succeed()
-        return cString(url.path)
+        return try cString(url.path, code: MLCONV_ERROR_MODEL)
     } catch {
         fail(error, opening: true)
         return nil
