@@ -11,17 +11,14 @@ public enum MILOpTable {
                        MILStateOps.mappers] {
             m.merge(family) { a, _ in a }
         }
+        // MARK: milopsb
+        m.merge(MILMoreOpsB.mappers) { a, _ in a }
         return m
     }()
 
     /// Ops mlconv knows and refuses, with the reason.
     static let refusals: [String: String] = [
-        "random_bernoulli": "random ops are not imported (mlconv's generator differs from Core ML's)",
-        "random_categorical": "random ops are not imported (mlconv's generator differs from Core ML's)",
-        "random_normal": "random ops are not imported (mlconv's generator differs from Core ML's)",
-        "random_uniform": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "classify": "classifier outputs (classify) are not imported yet",
-        "non_zero": "non_zero has a data-dependent output shape, which mlconv does not import",
     ]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).
