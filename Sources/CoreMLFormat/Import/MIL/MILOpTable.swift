@@ -11,6 +11,8 @@ public enum MILOpTable {
                        MILStateOps.mappers] {
             m.merge(family) { a, _ in a }
         }
+        // MARK: milopsa
+        m.merge(MILMoreAOps.mappers) { _, new in new }  // MILOpsMoreA.swift (its resize_bilinear takes every rank and OFFSET_CORNERS)
         return m
     }()
 
@@ -20,8 +22,11 @@ public enum MILOpTable {
         "random_categorical": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "random_normal": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "random_uniform": "random ops are not imported (mlconv's generator differs from Core ML's)",
-        "classify": "classifier outputs (classify) are not imported yet",
         "non_zero": "non_zero has a data-dependent output shape, which mlconv does not import",
+        // MARK: milopsa
+        "crop_resize": "crop_resize (boxes sampled at run time) is not imported yet",
+        "affine": "affine (grid sampling at run-time coordinates) is not imported yet",
+        "resample": "resample (grid sampling at run-time coordinates) is not imported yet",
     ]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).

@@ -1,0 +1,270 @@
+// More MIL ops (issue 11, group A): gru and rnn (iOS15 / iOS17 recurrent.py) onto the IR's
+// recurrent op; l2_pool (pool.py) as √(depthwise sum of squares); iOS17 `resize` and rank-N
+// `resize_bilinear` (OFFSET_CORNERS included, image_resizing.py) on the IR's resize or on constant
+// interpolation matrices; classify (classify.py) into the IR's classifier description.
+//
+// Recurrent layouts: MIL's x is [T, B, I], the IR's [B, T, I]. MIL gru stacks its gates r, o, z
+// (coremltools' gru definition and its NeuralNetwork mapping) and applies the reset gate to the
+// hidden state before the recurrent matmul (as Core ML's GRULayerParams: c = h ⊙ r,
+// o = act(W_o x + R_o c + b_o)), so the IR gets Keras' order z, r, h with `resetAfter` false. A
+// `reverse` direction processes the sequence from the end and keeps the outputs in processing
+// order (coremltools' NumPy reference), which is the IR's `goBackwards`.
+import MLGraph
+
+enum MILMoreAOps {
+    /// Rows of a [3H, …] (or [3H]) GRU weight reordered from MIL's r, o, z to the IR's z, r, o.
+    static func reorderGRU(_ k: MILConst, hidden h: Int, _ what: String) throws -> ConstantTensor {
+        guard let rows = k.shape.first, rows == 3 * h, k.strings == nil else {
+            throw LayerImportFailure("has a GRU \(what) of shape \(k.shape); expected \(3 * h) rows (gates r, o, z)")
+        }
+        let v = k.floats()
+        guard v.count % rows == 0 else { throw LayerImportFailure("has a GRU \(what) of \(v.count) values for shape \(k.shape)") }
+        let per = v.count / rows * h
+        var out: [Float] = []
+        out.reserveCapacity(v.count)
+        for g in [2, 0, 1] { out += v[(g * per)..<((g + 1) * per)] }
+        return ConstantTensor(shape: k.shape, floats: out)
+    }
+
+    /// MIL gru (gates = 3) or rnn (gates = 1).
+    static func recurrent(_ c: MILOpContext, kind: RecurrentKind) throws -> [MILValue] {
+        let x = try c.tensor("x")
+        let xs = c.shape(x)
+        guard xs.count == 3, xs.allSatisfy({ $0 > 0 }) else { throw LayerImportFailure("has an input of shape \(xs); expected [T, B, I]") }
+        let direction = try c.string("direction", default: "forward")
+        guard direction == "forward" || direction == "reverse" else {
+            throw LayerImportFailure("runs in direction '\(direction)'; MIL \(c.op.type) takes forward or reverse")
+        }
+        let wih = try c.requiredConstant("weight_ih"), whh = try c.requiredConstant("weight_hh")
+        guard whh.shape.count == 2, wih.shape.count == 2 else {
+            throw LayerImportFailure("has weight_ih of shape \(wih.shape) and weight_hh of shape \(whh.shape); expected rank-2 matrices")
+        }
+        let h = whh.shape[1], gates = kind.gateCount
+        guard h > 0, whh.shape[0] == gates * h, wih.shape[0] == gates * h, wih.shape[1] == xs[2] else {
+            throw LayerImportFailure("has weight_ih \(wih.shape) and weight_hh \(whh.shape) for input size \(xs[2]); expected [\(gates)·H, \(xs[2])] and [\(gates)·H, H]")
+        }
+        var weights: [String: ConstantTensor]
+        if kind == .gru {
+            weights = ["kernel": try reorderGRU(wih, hidden: h, "weight_ih"), "recurrentKernel": try reorderGRU(whh, hidden: h, "weight_hh")]
+            if let bias = try c.constant("bias") {
+                guard bias.elementCount == 3 * h else { throw LayerImportFailure("has a bias of shape \(bias.shape); expected [\(3 * h)]") }
+                weights["bias"] = try reorderGRU(bias, hidden: h, "bias")
+            }
+        } else {
+            weights = ["kernel": try wih.constantTensor(), "recurrentKernel": try whh.constantTensor()]
+            if let bias = try c.constant("bias") { weights["bias"] = try bias.constantTensor(shape: [h]) }
+        }
+        let act = try MILRecurrentOps.activation(try c.string("activation", default: "tanh"))
+        let gateAct = kind == .gru ? try MILRecurrentOps.activation(try c.string("recurrent_activation", default: "sigmoid")) : .sigmoid
+        let sequence = try c.bool("output_sequence", default: false)
+        let attrs = RecurrentAttributes(kind: kind, units: h, activation: act, recurrentActivation: gateAct, returnSequences: sequence,
+                                        returnState: true, goBackwards: direction == "reverse", resetAfter: false, initialStates: true)
+        let h0 = try c.tensor("initial_h")
+        guard c.shape(h0) == [xs[1], h] else { throw LayerImportFailure("has initial_h of shape \(c.shape(h0)); expected [\(xs[1]), \(h)]") }
+        let xb = try c.helper("batch_first", .transpose(perm: [1, 0, 2]), [x])
+        let outs = try c.b.emitMulti(c.name + "__" + c.op.type, .recurrent(attrs), [xb, h0],
+                                     outputs: [c.name + "__y", c.name + "__h"], weights: weights)
+        let y = sequence ? try c.emit(.transpose(perm: [1, 0, 2]), [outs[0]], output: 0) : try c.emit(.expandDims(axes: [0]), [outs[0]], output: 0)
+        return [y, try c.emit(.identity, [outs[1]], output: 1)]
+    }
+
+    /// MIL l2_pool over 1 or 2 spatial axes: √(Σ x² over each window), padding contributing zeros.
+    static func l2Pool(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x")
+        let xs = c.shape(x)
+        let d = xs.count - 2
+        guard d == 1 || d == 2, xs.allSatisfy({ $0 > 0 }) else { throw LayerImportFailure("pools an input of shape \(xs); MIL l2_pool takes [N, C, W] or [N, C, H, W]") }
+        guard let kernel = try c.ints("kernel_sizes"), kernel.count == d, kernel.allSatisfy({ $0 > 0 }) else {
+            throw LayerImportFailure("needs kernel_sizes of \(d) positive values")
+        }
+        let strides = try c.ints("strides") ?? [Int](repeating: 1, count: d)
+        guard strides.count == d, strides.allSatisfy({ $0 > 0 }) else { throw LayerImportFailure("has strides \(strides); expected \(d) positive values") }
+        if try c.bool("ceil_mode", default: false) { throw LayerImportFailure("uses ceil_mode, which mlconv's l2_pool does not support") }
+        let pad = try MILConvNormOps.padding(c, spatial: d, input: Array(xs[2...]), kernel: kernel, strides: strides,
+                                             dilations: [Int](repeating: 1, count: d))
+        let ch = xs[1]
+        let window = try Checked.product(kernel, "l2_pool kernel")
+        let ones = ConstantTensor(shape: [ch, 1] + kernel, floats: [Float](repeating: 1, count: try Checked.product([ch, window], "l2_pool weights")))
+        let sq = try c.helper("square", .unary(UnaryAttributes(.square)), [try c.toChannelsLast(x)])
+        let op: Op
+        if d == 2 {
+            op = .conv2d(Conv2DAttributes(kernel: kernel, strides: strides, padding: pad.paddingMode2D, groups: ch, outputChannels: ch))
+        } else {
+            op = .conv1d(ConvNDAttributes(kernel: kernel, strides: strides, padding: pad, groups: ch, outputChannels: ch))
+        }
+        let sum = try c.helper("window_sum", op, [sq], weights: ["weight": ones])
+        let root = try c.helper("sqrt", .unary(UnaryAttributes(.sqrt)), [sum])
+        return [try c.fromChannelsLast(root)]
+    }
+
+    // MARK: Resizing
+
+    /// MIL sampling_mode names → where output index i samples the input (nil: OFFSET_CORNERS,
+    /// which the IR's resize has no mode for; it runs on interpolation matrices).
+    static func samplingMode(_ name: String) throws -> ResizeSamplingMode? {
+        if name == "OFFSET_CORNERS" { return nil }
+        return try MILMoreOps.samplingMode(name)
+    }
+
+    /// The OFFSET_CORNERS grid point of output i (image_resizing.py: δ = max(1, Xin − 1)/Xout,
+    /// g = 0.5·δ + i·δ, clamped to [0, Xin − 1]).
+    static func offsetCornersCoordinate(_ i: Int, inSize: Int, outSize: Int) -> Double {
+        let delta = Double(max(1, inSize - 1)) / Double(outSize)
+        return min(Double(inSize - 1), max(0, 0.5 * delta + Double(i) * delta))
+    }
+
+    /// The [outSize, inSize] linear interpolation matrix of a grid (rows sum to 1).
+    static func interpolationMatrix(inSize: Int, outSize: Int, grid: (Int) -> Double) -> [Float] {
+        var m = [Float](repeating: 0, count: outSize * inSize)
+        for i in 0..<outSize {
+            let g = grid(i)
+            let lo = Int(g.rounded(.down)), hi = min(lo + 1, inSize - 1)
+            let f = g - Double(lo)
+            m[i * inSize + lo] += Float(1 - f)
+            m[i * inSize + hi] += Float(f)
+        }
+        return m
+    }
+
+    /// Resizes the last two axes of `x` (rank ≥ 2) to [outH, outW]; output `i` of the op.
+    static func resizeLastTwo(_ c: MILOpContext, _ x: String, method: ResizeMethod, mode: ResizeSamplingMode?, outH: Int, outW: Int) throws -> MILValue {
+        let xs = c.shape(x)
+        guard xs.count >= 2, xs.allSatisfy({ $0 > 0 }) else { throw LayerImportFailure("resizes an input of shape \(xs); expected rank 2 or more, known at import") }
+        guard c.type(x)?.elementType == .float32 else { throw LayerImportFailure("resizes a \(c.type(x)?.elementType.rawValue ?? "?") tensor; mlconv resizes floats") }
+        guard (1...Node.maxCountAttribute).contains(outH), (1...Node.maxCountAttribute).contains(outW) else {
+            throw LayerImportFailure("has target size \(outH)×\(outW); expected positive sizes")
+        }
+        let (h, w) = (xs[xs.count - 2], xs[xs.count - 1])
+        let lead = Array(xs.dropLast(2))
+        guard let mode else {
+            // OFFSET_CORNERS: y = A_h · x · A_wᵀ with constant interpolation matrices.
+            guard method == .bilinear else { throw LayerImportFailure("uses nearest-neighbour resizing with OFFSET_CORNERS, which mlconv does not support") }
+            _ = try Checked.product([outH, h], "interpolation matrix"); _ = try Checked.product([outW, w], "interpolation matrix")
+            let aw = interpolationMatrix(inSize: w, outSize: outW) { offsetCornersCoordinate($0, inSize: w, outSize: outW) }
+            let ah = interpolationMatrix(inSize: h, outSize: outH) { offsetCornersCoordinate($0, inSize: h, outSize: outH) }
+            let awT = try c.b.emit(c.b.freshNodeName(c.name + "__width_matrix"), .constant, [], weights: ["value": ConstantTensor(shape: [outW, w], floats: aw)])
+            let ahT = try c.b.emit(c.b.freshNodeName(c.name + "__height_matrix"), .constant, [], weights: ["value": ConstantTensor(shape: [outH, h], floats: ah)])
+            let cols = try c.helper("resize_width", .matmul(MatMulAttributes(transposeY: true)), [x, awT])  // [..., H, W']
+            let flat = try c.helper("as_matrices", .reshapeND(shape: [try Checked.product(lead, "resize batch"), h, outW]), [cols])
+            let rows = try c.helper("resize_height", .matmul(MatMulAttributes()), [ahT, flat])  // [L, H', W']
+            return try c.emit(.reshapeND(shape: lead + [outH, outW]), [rows])
+        }
+        let l = try Checked.product(lead, "resize batch")
+        let nhwc = try c.helper("as_nhwc", .reshapeND(shape: [l, h, w, 1]), [x])
+        let y = try c.helper("resize", .resize(ResizeAttributes(method: method, samplingMode: mode, size: [outH, outW])), [nhwc])
+        return try c.emit(.reshapeND(shape: lead + [outH, outW]), [y])
+    }
+
+    /// MIL resize_bilinear on any rank ≥ 3 (every sampling mode, OFFSET_CORNERS included).
+    static func resizeBilinear(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x")
+        guard c.rank(x) >= 3 else { throw LayerImportFailure("resizes a rank-\(c.rank(x)) input; MIL resize_bilinear takes rank 3 or more") }
+        let mode = try samplingMode(try c.string("sampling_mode", default: "DEFAULT"))
+        return [try resizeLastTwo(c, x, method: .bilinear, mode: mode, outH: try c.int("target_size_height", default: 1),
+                                  outW: try c.int("target_size_width", default: 1))]
+    }
+
+    /// iOS17 resize: the last `resized_dims` (1 or 2) axes take their sizes from the end of
+    /// `shape` (0 keeps the input's size); `shape` must be known at import.
+    static func resize(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x")
+        let xs = c.shape(x)
+        guard let shape = try c.ints("shape") else { throw LayerImportFailure("needs shape known at import") }
+        let k = try c.int("resized_dims")
+        guard (1...2).contains(k), k <= shape.count, shape.count <= xs.count, shape.allSatisfy({ $0 >= 0 }) else {
+            throw LayerImportFailure("has resized_dims \(k) and shape \(shape) for a rank-\(xs.count) input; mlconv resizes the last 1 or 2 axes")
+        }
+        var target: [Int] = []
+        for i in 0..<k {
+            let s = shape[shape.count - k + i]
+            target.append(s == 0 ? xs[xs.count - k + i] : s)
+        }
+        let interp = try c.string("interpolation_mode", default: "LINEAR")
+        let method: ResizeMethod
+        switch interp {
+        case "LINEAR": method = .bilinear
+        case "NEAREST_NEIGHBOR": method = .nearest
+        default: throw LayerImportFailure("has interpolation_mode '\(interp)'; expected LINEAR or NEAREST_NEIGHBOR")
+        }
+        let modeName = try c.string("sampling_mode", default: "DEFAULT")
+        let mode = try samplingMode(modeName)
+        if method == .nearest, modeName != "DEFAULT" {
+            throw LayerImportFailure("resizes NEAREST_NEIGHBOR with sampling_mode \(modeName); mlconv imports nearest resize with DEFAULT sampling")
+        }
+        let (outH, outW) = k == 2 ? (target[0], target[1]) : (xs.count >= 2 ? xs[xs.count - 2] : 1, target[0])
+        if xs.count == 1 {
+            let x2 = try c.helper("as_row", .reshapeND(shape: [1, xs[0]]), [x])
+            let y = try resizeLastTwo(c, x2, method: method, mode: mode, outH: 1, outW: outW)
+            guard case let .tensor(t) = y else { return [y] }
+            return [.tensor(try c.helper("as_vector", .reshapeND(shape: [outW]), [t]))]
+        }
+        return [try resizeLastTwo(c, x, method: method, mode: mode, outH: outH, outW: outW)]
+    }
+
+    // MARK: classify
+
+    /// classify's `classes`: an immediate list of string / int64 scalars, or a rank-1 constant.
+    static func classes(_ c: MILOpContext) throws -> (labels: [String], int64: Bool) {
+        if let arg = c.op.inputs["classes"], arg.arguments.count == 1, case let .value(v)? = arg.arguments[0].binding,
+           case let .immediateValue(iv)? = v.value, case let .list(l)? = iv.value {
+            var labels: [String] = []
+            var ints = 0
+            for item in l.values {
+                let k = try MILConst.decode(item, blobs: c.importer.blobs)
+                guard k.elementCount == 1 else { throw LayerImportFailure("has a class of shape \(k.shape); expected scalars") }
+                if let s = k.strings { labels.append(s[0]); continue }
+                guard k.dataType == .int64 || k.dataType == .int32, let d = k.doubles().first, let i = Int64(exactly: d) else {
+                    throw LayerImportFailure("has a class of type \(MILTypes.name(k.dataType)); MIL classify takes str or int64 classes")
+                }
+                labels.append(String(i)); ints += 1
+            }
+            guard ints == 0 || ints == labels.count else { throw LayerImportFailure("mixes string and integer classes") }
+            return (labels, ints > 0)
+        }
+        let k = try c.requiredConstant("classes")
+        if let s = k.strings { return (s, false) }
+        let v = try k.doubles().map { d -> String in
+            guard let i = Int64(exactly: d) else { throw LayerImportFailure("has class \(d); expected integers or strings") }
+            return String(i)
+        }
+        return (v, true)
+    }
+
+    /// MIL classify: the probabilities tensor (flattened) becomes the probabilities output; the
+    /// label output is not an IR tensor (`MILGraphImporter.classifier` records both names, and
+    /// `run` fills `ModelDescription.classLabels` / `probabilitiesOutput` as the NeuralNetwork
+    /// importer does for classifiers).
+    static func classify(_ c: MILOpContext) throws -> [MILValue] {
+        guard c.op.outputs.count == 2 else { throw LayerImportFailure("has \(c.op.outputs.count) outputs; MIL classify has a label and a probability dictionary") }
+        guard c.importer.classifier == nil else { throw LayerImportFailure("is a second classify op; a program has at most one") }
+        let p = try c.tensor("probabilities")
+        guard c.type(p)?.elementType == .float32 else { throw LayerImportFailure("has probabilities that are not floats") }
+        let n = c.shape(p).reduce(1, *)
+        let (labels, int64) = try classes(c)
+        guard labels.count == n, n > 0 else { throw LayerImportFailure("has \(labels.count) classes for \(n) probabilities") }
+        let probs = try c.emit(.reshapeND(shape: [1, n]), [p], output: 1)
+        c.importer.classifier = MILClassifier(labelOutput: c.outputName(0), probabilitiesOutput: c.outputName(1), labels: labels, int64Labels: int64)
+        return [.none, probs]
+    }
+
+    static var mappers: [String: MILOpMapper] {
+        var m: [String: MILOpMapper] = [:]
+        m["gru"] = { c in try recurrent(c, kind: .gru) }
+        m["rnn"] = { c in try recurrent(c, kind: .simpleRNN) }
+        m["l2_pool"] = l2Pool
+        m["resize"] = resize
+        m["resize_bilinear"] = resizeBilinear
+        m["classify"] = classify
+        return m
+    }
+}
+
+/// The classifier outputs of a program with a `classify` op.
+struct MILClassifier {
+    /// The label output (a string or int64 feature; not an IR tensor).
+    var labelOutput: String
+    /// The probability dictionary output: in the IR the tensor [1, classes].
+    var probabilitiesOutput: String
+    var labels: [String]
+    var int64Labels: Bool
+}
