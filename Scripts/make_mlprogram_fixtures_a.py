@@ -4,7 +4,7 @@ resize_bilinear with OFFSET_CORNERS and rank 3, classify), with NumPy / Keras re
 Run (from the repository root):
 
     PY=$(Scripts/coremltools8-env)   # coremltools 8.3, tensorflow-cpu 2.15, keras 2.15
-    $PY Scripts/make_mlprogram_fixtures_a.py [ops] [classifier]
+    $PY Scripts/make_mlprogram_fixtures_a.py [ops] [classifier] [refused]
 
 Writes Fixtures/mlprogram/opa_<case>/ in the layout of Scripts/make_mlprogram_fixtures.py
 (model.mlpackage, input_<name>.npy, expected_<name>.npy, case.json; MILProgramRunTests runs them):
@@ -261,6 +261,32 @@ def classifier_cases():
           "labels": [str(c) for c in classes], "expected_label": str(classes[int(np.argmax(probs))]), "source": "numpy"})
 
 
+# ---- programs mlconv refuses with a typed error --------------------------------------------------
+
+def refused_cases():
+    """Fixtures/mlprogram_refused_a/<case>/model.mlpackage: valid programs using an option of these
+    ops that mlconv does not import; MILMoreATests expects CoreMLImportError.unsupportedLayers
+    naming the op type."""
+    rng = np.random.RandomState(53)
+    img = rng.uniform(-1, 1, (1, 2, 5, 6)).astype(np.float32)
+    cases = [
+        ("l2_pool", "l2_pool_ceil_mode", lambda x: mb.l2_pool(x=x, kernel_sizes=[2, 2], strides=[2, 2], pad_type="valid", ceil_mode=True),
+         ct.target.iOS15),
+        ("resize", "resize_nearest_align_corners",
+         lambda x: mb.resize(x=x, shape=np.array([7, 9], np.int32), resized_dims=np.uint32(2), interpolation_mode="NEAREST_NEIGHBOR",
+                             sampling_mode="ALIGN_CORNERS"), ct.target.iOS17),
+        ("crop_resize", "crop_resize", lambda x: mb.crop_resize(x=x, roi=np.array([[[[[0, 0, 0.5, 0.5]]]]], np.float32).reshape(1, 1, 4, 1, 1),
+                                                                target_height=3, target_width=3, normalized_coordinates=True), ct.target.iOS15),
+    ]
+    for op, name, fn, target in cases:
+        @mb.program(input_specs=[mb.TensorSpec(shape=img.shape)], opset_version=target)
+        def prog(x_in):
+            return mb.identity(x=fn(x_in), name="y")
+        ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target, compute_precision=ct.precision.FLOAT32)
+        save(os.path.join(ROOT, "Fixtures", "mlprogram_refused_a", name), ml, {"x_in": img}, {},
+             {"inputs": ["x_in"], "op": op})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     want = set(sys.argv[1:])
@@ -269,3 +295,5 @@ if __name__ == "__main__":
         op_cases()
     if not want or "classifier" in want:
         classifier_cases()
+    if not want or "refused" in want:
+        refused_cases()
