@@ -1,10 +1,10 @@
 """ML program fixtures for the MIL ops of issue 11, group A (gru, rnn, l2_pool, iOS17 resize,
-resize_bilinear with OFFSET_CORNERS and rank 3, classify), with NumPy / Keras references.
+resize_bilinear with OFFSET_CORNERS and rank 3, crop_resize, resample, affine, classify), with NumPy / Keras references.
 
 Run (from the repository root):
 
     PY=$(Scripts/coremltools8-env)   # coremltools 8.3, tensorflow-cpu 2.15, keras 2.15
-    $PY Scripts/make_mlprogram_fixtures_a.py [ops] [classifier] [refused]
+    $PY Scripts/make_mlprogram_fixtures_a.py [ops] [sampling] [classifier] [refused]
 
 Writes Fixtures/mlprogram/opa_<case>/ in the layout of Scripts/make_mlprogram_fixtures.py
 (model.mlpackage, input_<name>.npy, expected_<name>.npy, case.json; MILProgramRunTests runs them):
@@ -220,6 +220,131 @@ def op_cases():
         program_case(name, prog, {"x_in": xv}, {"y": ref(xv.astype(np.float64))}, target=target)
 
 
+# ---- crop_resize, resample, affine --------------------------------------------------------------
+
+def sample(img, px, py, pad=0.0, border=False):
+    """Bilinear value of img [H, W] at pixel (px, py); outside neighbours read `pad` (constant
+    padding), or the coordinate is clamped to the image first (border)."""
+    h, w = img.shape
+    if border:
+        px, py = min(max(px, 0), w - 1), min(max(py, 0), h - 1)
+    x0, y0 = int(np.floor(px)), int(np.floor(py))
+    fx, fy = px - x0, py - y0
+    total = 0.0
+    for yy, wy in ((y0, 1 - fy), (y0 + 1, fy)):
+        for xx, wx in ((x0, 1 - fx), (x0 + 1, fx)):
+            v = img[yy, xx] if 0 <= yy < h and 0 <= xx < w else pad
+            total += wy * wx * v
+    return total
+
+
+def crop_resize_ref(x, roi, th, tw, normalized, mode, box_mode="CORNERS_HEIGHT_FIRST"):
+    b, c, h, w = x.shape
+    n, k = roi.shape[0], roi.shape[2]
+    out = np.zeros((n, 1 if k == 5 else b, c, th, tw))
+    for i in range(n):
+        v = roi[i, 0, :, 0, 0].astype(np.float64)
+        batches = [int(v[0])] if k == 5 else list(range(b))
+        v = v[1:] if k == 5 else v
+        if box_mode == "CORNERS_HEIGHT_FIRST":
+            h0, w0, h1, w1 = v
+        elif box_mode == "CENTER_SIZE_WIDTH_FIRST":
+            wc, hc, bw, bh = v
+            h0, h1, w0, w1 = hc - bh / 2, hc + bh / 2, wc - bw / 2, wc + bw / 2
+        if normalized:
+            h0, h1, w0, w1 = h0 * (h - 1), h1 * (h - 1), w0 * (w - 1), w1 * (w - 1)
+
+        def lin(a, z, m):
+            if m == 1:
+                return np.array([a if mode == "STRICT_ALIGN_CORNERS" else (a + z) / 2])
+            return a + np.arange(m) * (z - a) / (m - 1)
+        gy, gx = np.clip(lin(h0, h1, th), 0, h - 1), np.clip(lin(w0, w1, tw), 0, w - 1)
+        for j, bb in enumerate(batches):
+            for ch in range(c):
+                for r in range(th):
+                    for q in range(tw):
+                        out[i, j, ch, r, q] = sample(x[bb, ch], gx[q], gy[r])
+    return out
+
+
+def to_pixels(g, n, mode, align):
+    if mode == "unnormalized":
+        return g
+    if mode == "normalized_minus_one_to_one":
+        return (g + 1) / 2 * (n - 1) if align else ((g + 1) * n - 1) / 2
+    return g * (n - 1) if align else g * n - 0.5
+
+
+def resample_ref(x, coords, mode, align, pad, border):
+    b, c, h, w = x.shape
+    _, h2, w2, _ = coords.shape
+    out = np.zeros((b, c, h2, w2))
+    for bb in range(b):
+        for i in range(h2):
+            for j in range(w2):
+                px = to_pixels(float(coords[bb, i, j, 0]), w, mode, align)
+                py = to_pixels(float(coords[bb, i, j, 1]), h, mode, align)
+                for ch in range(c):
+                    out[bb, ch, i, j] = sample(x[bb, ch], px, py, pad, border)
+    return out
+
+
+def affine_ref(x, m, oh, ow, pad):
+    b, c, h, w = x.shape
+    out = np.zeros((b, c, oh, ow))
+    for bb in range(b):
+        a0, a1, a2, b0, b1, b2 = m[bb if m.shape[0] > 1 else 0].astype(np.float64)
+        for i in range(oh):
+            for j in range(ow):
+                xn = -1 + 2 * j / (ow - 1) if ow > 1 else 0.0
+                yn = -1 + 2 * i / (oh - 1) if oh > 1 else 0.0
+                px = to_pixels(a0 * xn + a1 * yn + a2, w, "normalized_minus_one_to_one", True)
+                py = to_pixels(b0 * xn + b1 * yn + b2, h, "normalized_minus_one_to_one", True)
+                for ch in range(c):
+                    out[bb, ch, i, j] = sample(x[bb, ch], px, py, pad)
+    return out
+
+
+def sampling_cases():
+    rng = np.random.RandomState(59)
+    x = rng.uniform(-1, 1, (2, 3, 6, 7)).astype(np.float32)
+    # crop_resize: 2 normalized boxes for every image (STRICT); 2 pixel boxes with an image index (ALIGN).
+    roi4 = np.array([[0.1, 0.2, 0.8, 0.9], [0.0, 0.5, 0.5, 1.0]], np.float32).reshape(2, 1, 4, 1, 1)
+    roi5 = np.array([[1, 3.0, 2.0, 2.0, 1.5], [0, 1.5, 4.0, 1.0, 3.0]], np.float32).reshape(2, 1, 5, 1, 1)
+    for name, roi, th, tw, norm, mode, box in [("crop_resize_strict", roi4, 4, 5, True, "STRICT_ALIGN_CORNERS", "CORNERS_HEIGHT_FIRST"),
+                                               ("crop_resize_align_index", roi5, 3, 1, False, "ALIGN_CORNERS", "CENTER_SIZE_WIDTH_FIRST")]:
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=roi.shape)])
+        def prog(x_in, roi_in):
+            return mb.crop_resize(x=x_in, roi=roi_in, target_height=th, target_width=tw, normalized_coordinates=norm,
+                                  box_coordinate_mode=box, sampling_mode=mode, name="y")
+        program_case(name, prog, {"x_in": x, "roi_in": roi}, {"y": crop_resize_ref(x, roi, th, tw, norm, mode, box)})
+
+    # resample: coordinates partly outside the image.
+    c01 = rng.uniform(-1.3, 1.3, (2, 4, 5, 2)).astype(np.float32)
+    cpx = np.stack([rng.uniform(-1.5, 7.5, (2, 3, 4)), rng.uniform(-1.5, 6.5, (2, 3, 4))], axis=-1).astype(np.float32)
+    c0 = rng.uniform(-0.2, 1.2, (2, 2, 3, 2)).astype(np.float32)
+    for name, coords, mode, align, padding, pad in [("resample_minus_one_zero_pad", c01, "normalized_minus_one_to_one", False, "constant", 0.0),
+                                                    ("resample_unnormalized_border", cpx, "unnormalized", False, "border", 0.0),
+                                                    ("resample_zero_to_one_pad_value", c0, "normalized_zero_to_one", True, "constant", 0.5)]:
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=coords.shape)])
+        def rprog(x_in, coords_in):
+            return mb.resample(x=x_in, coordinates=coords_in, sampling_mode="bilinear", padding_mode=padding, padding_value=pad,
+                               coordinates_mode=mode, align_corners=align, name="y")
+        program_case(name, rprog, {"x_in": x, "coords_in": coords},
+                     {"y": resample_ref(x, coords, mode, align, pad, padding == "border")})
+
+    # affine: one matrix for both images, and one per image (a run-time input).
+    m1 = np.array([[0.8, -0.3, 0.1, 0.25, 0.9, -0.2]], np.float32)
+    m2 = rng.uniform(-1, 1, (2, 6)).astype(np.float32)
+    for name, m, oh, ow in [("affine_shared", m1, 5, 4), ("affine_per_image", m2, 3, 6)]:
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=m.shape)])
+        def aprog(x_in, m_in):
+            return mb.affine(x=x_in, transform_matrix=m_in, output_height=oh, output_width=ow, sampling_mode="bilinear",
+                             padding_mode="constant", padding_value=0.0, coordinates_mode="normalized_minus_one_to_one",
+                             align_corners=True, name="y")
+        program_case(name, aprog, {"x_in": x, "m_in": m}, {"y": affine_ref(x, m, oh, ow, 0.0)})
+
+
 # ---- classifiers -------------------------------------------------------------------------------
 
 def classifier_cases():
@@ -293,6 +418,8 @@ if __name__ == "__main__":
     if not want or "ops" in want:
         recurrent_cases()
         op_cases()
+    if not want or "sampling" in want:
+        sampling_cases()
     if not want or "classifier" in want:
         classifier_cases()
     if not want or "refused" in want:

@@ -79,17 +79,19 @@ final class MILMoreATests: XCTestCase {
         let names = try FileManager.default.contentsOfDirectory(atPath: root("Fixtures/mlprogram").path)
         for n in ["opa_gru_seq", "opa_gru_reverse_last", "opa_gru_relu_seq_reverse", "opa_rnn_seq", "opa_rnn_reverse_last",
                   "opa_l2_pool_2d_custom", "opa_l2_pool_2d_valid", "opa_l2_pool_1d_same", "opa_resize_bilinear_offset_corners",
-                  "opa_resize_bilinear_rank3", "opa_resize_ios17_linear", "opa_resize_ios17_offset_keep", "opa_resize_ios17_nearest_1d"] {
+                  "opa_resize_bilinear_rank3", "opa_resize_ios17_linear", "opa_resize_ios17_offset_keep", "opa_resize_ios17_nearest_1d",
+                  "opa_crop_resize_strict", "opa_crop_resize_align_index", "opa_resample_minus_one_zero_pad", "opa_resample_unnormalized_border",
+                  "opa_resample_zero_to_one_pad_value", "opa_affine_shared", "opa_affine_per_image"] {
             XCTAssertTrue(names.contains(n), n)
         }
         let table = Dictionary(MILOpTable.status.map { ($0.op, $0.supported) }, uniquingKeysWith: { a, _ in a })
-        for op in ["gru", "rnn", "l2_pool", "resize", "resize_bilinear", "classify"] { XCTAssertEqual(table[op], true, op) }
+        for op in ["gru", "rnn", "l2_pool", "resize", "resize_bilinear", "classify", "crop_resize", "resample", "affine"] { XCTAssertEqual(table[op], true, op) }
     }
 
     func testRefusedOptionsAreTypedErrors() throws {
         let dir = root("Fixtures/mlprogram_refused_a")
         let cases = [("l2_pool_ceil_mode", "l2_pool", "ceil_mode"), ("resize_nearest_align_corners", "resize", "NEAREST_NEIGHBOR"),
-                     ("crop_resize", "crop_resize", "not imported")]
+                     ("crop_resize", "crop_resize", "sampling_mode DEFAULT")]
         for (name, op, words) in cases {
             let pkg = dir.appendingPathComponent("\(name)/model.mlpackage")
             let spec = try Spec.Model.load(contentsOf: pkg.path)
@@ -111,7 +113,9 @@ final class MILMoreATests: XCTestCase {
             return Int((seed >> 33) % UInt64(max(n, 1)))
         }
         for (dir, inputs) in [("mlprogram/opa_gru_seq", ["x_in", "h_in"]), ("mlprogram/opa_l2_pool_2d_custom", ["x_in"]),
-                              ("mlprogram/opa_resize_ios17_offset_keep", ["x_in"]), ("mlprogram_classifier/keras_strings", ["features"])] {
+                              ("mlprogram/opa_resize_ios17_offset_keep", ["x_in"]), ("mlprogram_classifier/keras_strings", ["features"]),
+                              ("mlprogram/opa_resample_minus_one_zero_pad", ["x_in", "coords_in"]), ("mlprogram/opa_affine_per_image", ["x_in", "m_in"]),
+                              ("mlprogram/opa_crop_resize_strict", ["x_in", "roi_in"])] {
             let src = root("Fixtures/\(dir)/model.mlpackage")
             var feeds: [String: NDArray] = [:]
             for i in inputs { feeds[i] = try NPY.read(contentsOf: src.deletingLastPathComponent().appendingPathComponent("input_\(i).npy")) }

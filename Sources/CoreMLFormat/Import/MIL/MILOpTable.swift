@@ -23,10 +23,6 @@ public enum MILOpTable {
         "random_normal": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "random_uniform": "random ops are not imported (mlconv's generator differs from Core ML's)",
         "non_zero": "non_zero has a data-dependent output shape, which mlconv does not import",
-        // MARK: milopsa
-        "crop_resize": "crop_resize (boxes sampled at run time) is not imported yet",
-        "affine": "affine (grid sampling at run-time coordinates) is not imported yet",
-        "resample": "resample (grid sampling at run-time coordinates) is not imported yet",
     ]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).

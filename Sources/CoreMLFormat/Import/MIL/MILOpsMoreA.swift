@@ -1,7 +1,9 @@
 // More MIL ops (issue 11, group A): gru and rnn (iOS15 / iOS17 recurrent.py) onto the IR's
 // recurrent op; l2_pool (pool.py) as √(depthwise sum of squares); iOS17 `resize` and rank-N
 // `resize_bilinear` (OFFSET_CORNERS included, image_resizing.py) on the IR's resize or on constant
-// interpolation matrices; classify (classify.py) into the IR's classifier description.
+// interpolation matrices; classify (classify.py) into the IR's classifier description;
+// crop_resize through the NeuralNetwork importer's cropResize; resample and affine as bilinear
+// sampling at run-time coordinates on tent-weight matrices.
 //
 // Recurrent layouts: MIL's x is [T, B, I], the IR's [B, T, I]. MIL gru stacks its gates r, o, z
 // (coremltools' gru definition and its NeuralNetwork mapping) and applies the reset gate to the
@@ -247,6 +249,169 @@ enum MILMoreAOps {
         return [.none, probs]
     }
 
+    // MARK: crop_resize, resample, affine
+
+    /// MIL crop_resize (STRICT_ALIGN_CORNERS and ALIGN_CORNERS): x [B, C, H, W] seen as the
+    /// NeuralNetwork layer's features [1, B, C, H, W], roi [N, 1, 4|5, 1, 1] as its boxes; the
+    /// NeuralNetwork importer's cropResize (Layers/CropResizeImport.swift) builds the grid.
+    static func cropResize(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x"), roi = try c.tensor("roi")
+        guard c.rank(x) == 4 else { throw LayerImportFailure("crops a rank-\(c.rank(x)) input; MIL crop_resize takes [B, C, H, W]") }
+        let modeName = try c.string("sampling_mode", default: "DEFAULT")
+        let method: Spec.SamplingMode.Method
+        switch modeName {
+        case "STRICT_ALIGN_CORNERS": method = .strictAlignEndpointsMode
+        case "ALIGN_CORNERS": method = .alignEndpointsMode
+        default:
+            throw LayerImportFailure("samples its boxes with sampling_mode \(modeName); mlconv imports crop_resize with STRICT_ALIGN_CORNERS or ALIGN_CORNERS")
+        }
+        let boxName = try c.string("box_coordinate_mode", default: "CORNERS_HEIGHT_FIRST")
+        let box: Spec.BoxCoordinatesMode.Coordinates
+        switch boxName {
+        case "CORNERS_HEIGHT_FIRST": box = .cornersHeightFirst
+        case "CORNERS_WIDTH_FIRST": box = .cornersWidthFirst
+        case "CENTER_SIZE_HEIGHT_FIRST": box = .centerSizeHeightFirst
+        case "CENTER_SIZE_WIDTH_FIRST": box = .centerSizeWidthFirst
+        default: throw LayerImportFailure("has box_coordinate_mode '\(boxName)'")
+        }
+        if c.has("pad_value") { throw LayerImportFailure("pads boxes outside the image (iOS17 pad_value), which mlconv does not support") }
+        let th = try c.int("target_height", default: 1), tw = try c.int("target_width", default: 1)
+        guard th > 0, tw > 0 else { throw LayerImportFailure("has target size \(th)×\(tw); expected positive sizes") }
+        let scale = try c.float("spatial_scale", default: 1)
+        guard scale.isFinite, scale > 0 else { throw LayerImportFailure("has spatial_scale \(scale); expected a positive number") }
+        let params = Spec.CropResizeLayerParams(targetSize: [UInt64(th), UInt64(tw)], normalizedCoordinates: try c.bool("normalized_coordinates", default: false),
+                                                mode: Spec.SamplingMode(samplingMethod: method), boxIndicesMode: Spec.BoxCoordinatesMode(boxMode: box),
+                                                spatialScale: scale)
+        let features = try c.helper("features", .expandDims(axes: [0]), [x])
+        let layer = Spec.NeuralNetworkLayer(name: c.name, input: [], output: [c.outputName(0)], layer: .other(.cropResize(params)))
+        let nn = LayerImporter(builder: c.b, layers: [], consumers: [:], description: Spec.ModelDescription())
+        let outs = try nn.cropResize(params, [features, roi], layer: layer)
+        guard let y = outs.first else { throw LayerImportFailure("produced no output") }
+        return [.tensor(y)]
+    }
+
+    /// Bilinear sampling of x [B, C, H, W] at pixel coordinates gx, gy [D, P, 1] (D = B or 1;
+    /// P output points): out [B, C, P] = Σ_y Σ_x relu(1 − |gy − y|)·relu(1 − |gx − x|)·x[b, c, y, x]
+    /// (the tent form of linear interpolation; coordinates outside the image take `padValue` for
+    /// the missing weight, as constant padding).
+    static func sampleBilinear(_ c: MILOpContext, _ x: String, gx: String, gy: String, points p: Int, padValue: Float) throws -> String {
+        let xs = c.shape(x)
+        let (h, w) = (xs[2], xs[3])
+        let d = c.shape(gx).first ?? 1
+        func tent(_ g: String, size n: Int, _ tag: String) throws -> String {
+            let offset = try c.helper(tag + "_offset", .binary(.sub), [g], weights: ["y": ConstantTensor(shape: [1, 1, n], floats: (0..<n).map(Float.init))])
+            let dist = try c.helper(tag + "_distance", .unary(UnaryAttributes(.abs)), [offset])
+            let t = try c.helper(tag + "_tent", .activation(.linear(alpha: -1, beta: 1)), [dist])
+            let r = try c.helper(tag + "_weights", .activation(.relu), [t])
+            return try c.helper(tag + "_matrix", .reshapeND(shape: [d, 1, p, n]), [r])  // [D, 1, P, n]
+        }
+        let wy = try tent(gy, size: h, "rows"), wx = try tent(gx, size: w, "cols")
+        let rows = try c.helper("sample_rows", .matmul(MatMulAttributes()), [wy, x])  // [B, C, P, W]
+        let prod = try c.helper("sample_cols", .binary(.mul), [rows, wx])
+        var out = try c.helper("sample", .reduce(ReduceAttributes(function: .sum, axes: [3], keepDims: false)), [prod])  // [B, C, P]
+        if padValue != 0 {
+            // The weight that fell outside the image, times the padding value.
+            let sy = try c.helper("rows_inside", .reduce(ReduceAttributes(function: .sum, axes: [3], keepDims: false)), [wy])  // [D, 1, P]
+            let sx = try c.helper("cols_inside", .reduce(ReduceAttributes(function: .sum, axes: [3], keepDims: false)), [wx])
+            let inside = try c.helper("inside", .binary(.mul), [sy, sx])
+            let missing = try c.helper("outside", .activation(.linear(alpha: -padValue, beta: padValue)), [inside])
+            out = try c.helper("padded", .binary(.add), [out, missing])
+        }
+        return out
+    }
+
+    /// A normalized coordinate tensor mapped to pixels of an axis of `size` (MIL resample /
+    /// affine coordinates_mode, align_corners as torch grid_sample).
+    static func toPixels(_ c: MILOpContext, _ g: String, size n: Int, mode: String, alignCorners: Bool, border: Bool, _ tag: String) throws -> String {
+        let a: Float, b: Float
+        switch (mode, alignCorners) {
+        case ("unnormalized", _): (a, b) = (1, 0)
+        case ("normalized_minus_one_to_one", true): (a, b) = (Float(n - 1) / 2, Float(n - 1) / 2)
+        case ("normalized_minus_one_to_one", false): (a, b) = (Float(n) / 2, Float(n) / 2 - 0.5)
+        case ("normalized_zero_to_one", true): (a, b) = (Float(n - 1), 0)
+        case ("normalized_zero_to_one", false): (a, b) = (Float(n), -0.5)
+        default: throw LayerImportFailure("has coordinates_mode '\(mode)'; expected unnormalized, normalized_minus_one_to_one or normalized_zero_to_one")
+        }
+        var t = g
+        if a != 1 || b != 0 { t = try c.helper(tag + "_pixels", .activation(.linear(alpha: a, beta: b)), [g]) }
+        if border { t = try c.helper(tag + "_border", .clip(alpha: 0, beta: Float(n - 1)), [t]) }
+        return t
+    }
+
+    static func samplingOptions(_ c: MILOpContext, allowBorder: Bool) throws -> (border: Bool, padValue: Float) {
+        let sampling = try c.string("sampling_mode", default: "bilinear")
+        guard sampling == "bilinear" else { throw LayerImportFailure("has sampling_mode '\(sampling)'; mlconv imports bilinear sampling") }
+        let padding = try c.string("padding_mode", default: "constant")
+        guard padding == "constant" || (allowBorder && padding == "border") else {
+            throw LayerImportFailure("has padding_mode '\(padding)'; mlconv imports constant\(allowBorder ? " and border" : "") padding")
+        }
+        let v = padding == "constant" ? try c.float("padding_value", default: 0) : 0
+        guard v.isFinite else { throw LayerImportFailure("has padding_value \(v)") }
+        return (padding == "border", v)
+    }
+
+    /// MIL resample: x [B, C, H, W] sampled at coordinates [B, H2, W2, 2] (x then y).
+    static func resample(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x")
+        var coords = try c.tensor("coordinates")
+        let xs = c.shape(x), cs = c.shape(coords)
+        guard xs.count == 4, xs.allSatisfy({ $0 > 0 }), cs.count == 4, cs[0] == xs[0], cs[3] == 2, cs.allSatisfy({ $0 > 0 }) else {
+            throw LayerImportFailure("has x \(xs) and coordinates \(cs); expected [B, C, H, W] and [B, H2, W2, 2]")
+        }
+        guard c.type(x)?.elementType == .float32 else { throw LayerImportFailure("samples a tensor that is not float") }
+        if c.type(coords)?.elementType != .float32 { coords = try c.helper("coordinates_float", .cast(to: .float32), [coords]) }
+        let (border, padValue) = try samplingOptions(c, allowBorder: true)
+        let mode = try c.string("coordinates_mode", default: "normalized_minus_one_to_one")
+        let align = try c.bool("align_corners", default: false)
+        let p = try Checked.product([cs[1], cs[2]], "resample points")
+        let flat = try c.helper("points", .reshapeND(shape: [cs[0], p, 2]), [coords])
+        func column(_ i: Int, _ tag: String) throws -> String {
+            try c.helper(tag, .sliceByIndex(SliceByIndexAttributes(begin: [0, 0, i], end: [0, 0, i + 1], stride: [1, 1, 1],
+                                                                   beginMask: [true, true, false], endMask: [true, true, false])), [flat])
+        }
+        let gx = try toPixels(c, try column(0, "x_coordinate"), size: xs[3], mode: mode, alignCorners: align, border: border, "x")
+        let gy = try toPixels(c, try column(1, "y_coordinate"), size: xs[2], mode: mode, alignCorners: align, border: border, "y")
+        let out = try sampleBilinear(c, x, gx: gx, gy: gy, points: p, padValue: padValue)
+        return [try c.emit(.reshapeND(shape: [xs[0], xs[1], cs[1], cs[2]]), [out])]
+    }
+
+    /// MIL affine: output pixel (x, y), in normalized [−1, 1] coordinates of the output grid
+    /// (corners aligned), samples the input at x′ = a0·x + a1·y + a2, y′ = b0·x + b1·y + b2
+    /// (normalized input coordinates), bilinearly with constant padding.
+    static func affine(_ c: MILOpContext) throws -> [MILValue] {
+        let x = try c.tensor("x"), m = try c.tensor("transform_matrix")
+        let xs = c.shape(x), ms = c.shape(m)
+        guard xs.count == 4, xs.allSatisfy({ $0 > 0 }), ms.count == 2, ms[1] == 6, ms[0] == 1 || ms[0] == xs[0] else {
+            throw LayerImportFailure("has x \(xs) and transform_matrix \(ms); expected [B, C, H, W] and [B or 1, 6]")
+        }
+        guard c.type(x)?.elementType == .float32, c.type(m)?.elementType == .float32 else { throw LayerImportFailure("transforms a tensor that is not float") }
+        let oh = try c.int("output_height"), ow = try c.int("output_width")
+        guard (1...Node.maxCountAttribute).contains(oh), (1...Node.maxCountAttribute).contains(ow) else {
+            throw LayerImportFailure("has output size \(oh)×\(ow); expected positive sizes")
+        }
+        let (_, padValue) = try samplingOptions(c, allowBorder: false)
+        let mode = try c.string("coordinates_mode", default: "normalized_minus_one_to_one")
+        guard mode == "normalized_minus_one_to_one" else { throw LayerImportFailure("has coordinates_mode '\(mode)'; MIL affine takes normalized_minus_one_to_one") }
+        guard try c.bool("align_corners", default: true) else { throw LayerImportFailure("has align_corners false, which MIL affine does not define") }
+        let p = try Checked.product([oh, ow], "affine points")
+        _ = try Checked.product([3, p], "affine grid")
+        // The output grid as rows (x, y, 1) of a [3, P] matrix.
+        func norm(_ i: Int, _ n: Int) -> Float { n == 1 ? 0 : -1 + 2 * Float(i) / Float(n - 1) }
+        var grid = [Float](repeating: 1, count: 3 * p)
+        for i in 0..<oh { for j in 0..<ow { grid[i * ow + j] = norm(j, ow); grid[p + i * ow + j] = norm(i, oh) } }
+        let gridT = try c.b.emit(c.b.freshNodeName(c.name + "__grid"), .constant, [], weights: ["value": ConstantTensor(shape: [3, p], floats: grid)])
+        func coordinate(_ first: Int, _ tag: String) throws -> String {
+            let coef = try c.helper(tag + "_coefficients", .sliceByIndex(SliceByIndexAttributes(begin: [0, first], end: [0, first + 3], stride: [1, 1],
+                                                                                                 beginMask: [true, false], endMask: [true, false])), [m])
+            let g = try c.helper(tag + "_normalized", .matmul(MatMulAttributes()), [coef, gridT])  // [D, P]
+            return try c.helper(tag + "_column", .reshapeND(shape: [ms[0], p, 1]), [g])
+        }
+        let gx = try toPixels(c, try coordinate(0, "x"), size: xs[3], mode: mode, alignCorners: true, border: false, "x")
+        let gy = try toPixels(c, try coordinate(3, "y"), size: xs[2], mode: mode, alignCorners: true, border: false, "y")
+        let out = try sampleBilinear(c, x, gx: gx, gy: gy, points: p, padValue: padValue)
+        return [try c.emit(.reshapeND(shape: [xs[0], xs[1], oh, ow]), [out])]
+    }
+
     static var mappers: [String: MILOpMapper] {
         var m: [String: MILOpMapper] = [:]
         m["gru"] = { c in try recurrent(c, kind: .gru) }
@@ -255,6 +420,9 @@ enum MILMoreAOps {
         m["resize"] = resize
         m["resize_bilinear"] = resizeBilinear
         m["classify"] = classify
+        m["crop_resize"] = cropResize
+        m["resample"] = resample
+        m["affine"] = affine
         return m
     }
 }
