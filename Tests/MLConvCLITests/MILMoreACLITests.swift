@@ -1,8 +1,10 @@
 // MIL ops of issue 11, group A, from the CLI and the ML program writer: `mlconv predict` on a
 // classify program ranks the labels as for NeuralNetwork classifiers; the `resize_bilinear` the
-// ML program writer emits (every sampling mode) imports back and runs like the graph it came from.
+// ML program writer emits (every sampling mode) imports back and runs like the graph it came from;
+// `MLModel` describes and runs a classify program as Core ML does (labels, label, dictionary).
 import CoreMLFormat
 import Foundation
+import MLConv
 import MLGraph
 import MLRuntime
 import TestSupport
@@ -17,6 +19,23 @@ final class MILMoreACLITests: XCTestCase {
         let case_ = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: d.appendingPathComponent("case.json"))) as? [String: Any])
         let label = try XCTUnwrap(case_["expected_label"] as? String)
         XCTAssertTrue(r.out.contains("1. \(label) "), r.out)
+    }
+
+    func testMLModelDescribesAndRunsAClassifyProgram() throws {
+        let d = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram_classifier/builder_int64")
+        let model = try MLModel(contentsOf: d.appendingPathComponent("model.mlpackage"))
+        let case_ = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: d.appendingPathComponent("case.json"))) as? [String: Any])
+        let labels = try XCTUnwrap(case_["labels"] as? [String]).compactMap { Int64($0) }
+        XCTAssertEqual(model.modelDescription.classLabels, .int64s(labels))
+        let x = try NPY.read(contentsOf: d.appendingPathComponent("input_x_in.npy"))
+        let out = try model.prediction(from: ["x_in": .multiArray(try MultiArray(shape: x.shape, dataType: .float32, values: x.scalars.map(Double.init)))])
+        let expected = try NPY.read(contentsOf: d.appendingPathComponent("expected_probabilities.npy")).scalars
+        guard case let .int64(label)? = out[try XCTUnwrap(case_["label_output"] as? String)],
+              case let .dictionary(.int64Keys(probs))? = out[try XCTUnwrap(case_["probabilities_output"] as? String)] else {
+            return XCTFail("outputs \(out.keys.sorted()) are not an int64 label and an int64-keyed dictionary")
+        }
+        XCTAssertEqual(String(label), case_["expected_label"] as? String)
+        for (l, p) in zip(labels, expected) { XCTAssertEqual(probs[l] ?? -1, Double(p), accuracy: 1e-4 * Double(expected.max() ?? 1)) }
     }
 
     /// Regression: the writer's resize_bilinear (UNALIGN_CORNERS, ALIGN_CORNERS,

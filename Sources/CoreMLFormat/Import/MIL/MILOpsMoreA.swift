@@ -436,3 +436,18 @@ struct MILClassifier {
     var labels: [String]
     var int64Labels: Bool
 }
+
+extension MILImporter {
+    /// The classes of an ML program's `classify` op (in the default function's main block),
+    /// without importing the program: (labels, int64) — int64 classes as decimal strings — or nil
+    /// when the model is not an ML program classifier or its classes cannot be read.
+    public static func classifierLabels(of model: Spec.Model) -> (labels: [String], int64: Bool)? {
+        guard model.kind == .mlProgram, let program = ((try? model.mlProgram()) ?? nil) else { return nil }
+        let name = model.description?.defaultFunctionName ?? ""
+        guard let function = program.functions[name.isEmpty ? "main" : name], let block = function.blockSpecializations[function.opset],
+              let op = block.operations.first(where: { $0.type == "classify" }) else { return nil }
+        let importer = MILGraphImporter(fileName: "<model>", modelPath: nil, options: MILImportOptions())
+        guard let r = try? MILMoreAOps.classes(MILOpContext(op: op, importer: importer)) else { return nil }
+        return (r.labels, r.int64)
+    }
+}
