@@ -400,6 +400,8 @@ def refused_cases():
         ("resize", "resize_nearest_align_corners",
          lambda x: mb.resize(x=x, shape=np.array([7, 9], np.int32), resized_dims=np.uint32(2), interpolation_mode="NEAREST_NEIGHBOR",
                              sampling_mode="ALIGN_CORNERS"), ct.target.iOS17),
+        ("resize_bilinear", "resize_bilinear_offset_huge",
+         lambda x: mb.resize_bilinear(x=x, target_size_height=1 << 24, target_size_width=4, sampling_mode="OFFSET_CORNERS"), ct.target.iOS15),
         ("crop_resize", "crop_resize", lambda x: mb.crop_resize(x=x, roi=np.array([[[[[0, 0, 0.5, 0.5]]]]], np.float32).reshape(1, 1, 4, 1, 1),
                                                                 target_height=3, target_width=3, normalized_coordinates=True), ct.target.iOS15),
     ]

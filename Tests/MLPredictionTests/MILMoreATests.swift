@@ -91,7 +91,7 @@ final class MILMoreATests: XCTestCase {
     func testRefusedOptionsAreTypedErrors() throws {
         let dir = root("Fixtures/mlprogram_refused_a")
         let cases = [("l2_pool_ceil_mode", "l2_pool", "ceil_mode"), ("resize_nearest_align_corners", "resize", "NEAREST_NEIGHBOR"),
-                     ("crop_resize", "crop_resize", "sampling_mode DEFAULT")]
+                     ("crop_resize", "crop_resize", "sampling_mode DEFAULT"), ("resize_bilinear_offset_huge", "resize_bilinear", "exceed")]
         for (name, op, words) in cases {
             let pkg = dir.appendingPathComponent("\(name)/model.mlpackage")
             let spec = try Spec.Model.load(contentsOf: pkg.path)

@@ -14,6 +14,10 @@
 import MLGraph
 
 enum MILMoreAOps {
+    /// The most values of a constant these mappers build at import (interpolation matrices,
+    /// affine grids): 2^26 floats (256 MB); larger sizes from a file are refused.
+    static let maxConstantElements = 1 << 26
+
     /// Rows of a [3H, …] (or [3H]) GRU weight reordered from MIL's r, o, z to the IR's z, r, o.
     static func reorderGRU(_ k: MILConst, hidden h: Int, _ what: String) throws -> ConstantTensor {
         guard let rows = k.shape.first, rows == 3 * h, k.strings == nil else {
@@ -141,7 +145,10 @@ enum MILMoreAOps {
         guard let mode else {
             // OFFSET_CORNERS: y = A_h · x · A_wᵀ with constant interpolation matrices.
             guard method == .bilinear else { throw LayerImportFailure("uses nearest-neighbour resizing with OFFSET_CORNERS, which mlconv does not support") }
-            _ = try Checked.product([outH, h], "interpolation matrix"); _ = try Checked.product([outW, w], "interpolation matrix")
+            guard try Checked.product([outH, h], "interpolation matrix") <= maxConstantElements,
+                  try Checked.product([outW, w], "interpolation matrix") <= maxConstantElements else {
+                throw LayerImportFailure("resizes \(h)×\(w) to \(outH)×\(outW): its interpolation matrices exceed \(maxConstantElements) values")
+            }
             let aw = interpolationMatrix(inSize: w, outSize: outW) { offsetCornersCoordinate($0, inSize: w, outSize: outW) }
             let ah = interpolationMatrix(inSize: h, outSize: outH) { offsetCornersCoordinate($0, inSize: h, outSize: outH) }
             let awT = try c.b.emit(c.b.freshNodeName(c.name + "__width_matrix"), .constant, [], weights: ["value": ConstantTensor(shape: [outW, w], floats: aw)])
@@ -394,7 +401,9 @@ enum MILMoreAOps {
         guard mode == "normalized_minus_one_to_one" else { throw LayerImportFailure("has coordinates_mode '\(mode)'; MIL affine takes normalized_minus_one_to_one") }
         guard try c.bool("align_corners", default: true) else { throw LayerImportFailure("has align_corners false, which MIL affine does not define") }
         let p = try Checked.product([oh, ow], "affine points")
-        _ = try Checked.product([3, p], "affine grid")
+        guard try Checked.product([3, p], "affine grid") <= maxConstantElements else {
+            throw LayerImportFailure("has an output grid of \(oh)×\(ow) points, more than mlconv builds at import (\(maxConstantElements / 3))")
+        }
         // The output grid as rows (x, y, 1) of a [3, P] matrix.
         func norm(_ i: Int, _ n: Int) -> Float { n == 1 ? 0 : -1 + 2 * Float(i) / Float(n - 1) }
         var grid = [Float](repeating: 1, count: 3 * p)
