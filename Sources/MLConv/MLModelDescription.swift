@@ -200,6 +200,14 @@ extension MLModelDescription {
             }
         case let .pipelineClassifier(p):
             return p.pipeline?.models.last.flatMap(classLabels(of:))
+        // MARK: milopsa — an ML program's classify op
+        case .other(kind: .mlProgram, _):
+            guard let c = MILImporter.classifierLabels(of: spec) else { return nil }
+            if c.int64 {
+                let v = c.labels.compactMap { Int64($0) }
+                return v.count == c.labels.count ? .int64s(v) : nil
+            }
+            return .strings(c.labels)
         default:
             break
         }

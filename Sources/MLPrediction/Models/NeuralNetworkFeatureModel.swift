@@ -74,6 +74,18 @@ public struct NeuralNetworkFeatureModel: FeatureModel {
                 throw FeatureError.invalidModel(model: context.name, reason: "the neural network classifier has no class labels")
             }
             probabilitiesTensor = graph.description.probabilitiesOutput
+        } else if case .other(kind: .mlProgram, _) = spec.type, let labels = graph.description.classLabels,
+                  let p = graph.description.probabilitiesOutput {
+            // MARK: milopsa — an ML program's classify op (MILImporter: labels in the description).
+            if graph.description.metadata.userDefined["mlconv.classLabelType"] == "int64" {
+                classLabels = .int64s(try labels.map { s in
+                    guard let v = Int64(s) else { throw FeatureError.invalidModel(model: context.name, reason: "class label '\(s)' is not an int64") }
+                    return v
+                })
+            } else {
+                classLabels = .strings(labels)
+            }
+            probabilitiesTensor = p
         } else {
             classLabels = nil
             probabilitiesTensor = nil

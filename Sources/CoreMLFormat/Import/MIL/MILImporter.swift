@@ -100,6 +100,8 @@ final class MILGraphImporter {
     /// each state's current value (MILOpsState.swift).
     var stateNames: [String] = []
     var stateValues: [String: String] = [:]
+    /// The outputs of the program's `classify` op, if any (MILOpsMoreA.swift).
+    var classifier: MILClassifier?
     /// Op types met and not mapped (for the summary of unsupported ops).
     var problems: [CoreMLImportError.LayerProblem] { b.problems }
 
@@ -134,6 +136,11 @@ final class MILGraphImporter {
         var outNames: [String] = []
         let order = outputs.isEmpty ? block.outputs : outputs.map(\.name)
         for name in order {
+            // MARK: milopsa — classify's label output is not an IR tensor (as for NeuralNetwork classifiers).
+            if let cl = classifier, name == cl.labelOutput {
+                irDesc.metadata.userDefined["mlconv.classLabelOutput"] = name
+                continue
+            }
             guard block.outputs.contains(name) || values[name] != nil else {
                 throw CoreMLImportError.invalidModel(file: fileName, message: "output '\(name)' is not produced by function '\(functionName)' "
                     + "(block outputs: \(block.outputs.joined(separator: ", ")))")
@@ -155,6 +162,11 @@ final class MILGraphImporter {
             } catch let e as LayerImportFailure {
                 throw CoreMLImportError.invalidModel(file: fileName, message: "state '\(state)': \(e.reason)")
             }
+        }
+        if let cl = classifier {
+            irDesc.classLabels = cl.labels
+            if outNames.contains(cl.probabilitiesOutput) { irDesc.probabilitiesOutput = cl.probabilitiesOutput }
+            if cl.int64Labels { irDesc.metadata.userDefined["mlconv.classLabelType"] = "int64" }
         }
         var graph = Graph(inputs: b.inputs, outputs: outNames, nodes: b.nodes, tensorTypes: b.types, description: irDesc)
         do {

@@ -13,12 +13,13 @@ public enum MILOpTable {
         }
         // MARK: milopsb
         m.merge(MILMoreOpsB.mappers) { a, _ in a }
+        // MARK: milopsa
+        m.merge(MILMoreAOps.mappers) { _, new in new }  // MILOpsMoreA.swift (its resize_bilinear takes every rank and OFFSET_CORNERS)
         return m
     }()
 
     /// Ops mlconv knows and refuses, with the reason.
     static let refusals: [String: String] = [
-        "classify": "classifier outputs (classify) are not imported yet",
     ]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).
