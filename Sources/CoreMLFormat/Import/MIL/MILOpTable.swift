@@ -19,8 +19,7 @@ public enum MILOpTable {
     }()
 
     /// Ops mlconv knows and refuses, with the reason.
-    static let refusals: [String: String] = [
-    ]
+    static let refusals: [String: String] = [:]
 
     /// The ops of coremltools' iOS15–iOS18 opsets (coremltools/converters/mil/mil/ops/defs/).
     public static let opsetOps: [String] = [
