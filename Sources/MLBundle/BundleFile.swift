@@ -187,9 +187,9 @@ public final class BundleFile: @unchecked Sendable {
         do {
             graph = try BundleFile.decodeGraph(BundleFile.data(b, found[.model]!), weights: UnsafeRawBufferPointer(rebasing: b[weights]),
                                                owner: mapping, file: file, version: version)
-        } catch let BundleError.corrupted(file, reason) where version > BundleFormat.currentVersion {
+        } catch let BundleError.corrupted(file, reason) where version > BundleFormat.compressedWeightsVersion {
             // A newer minor version may use ops, encodings or fields this build does not know.
-            throw BundleError.corrupted(file: file, reason: reason + " (the file is format \(version), newer than this mlconv's \(BundleFormat.currentVersion): it may use features this mlconv does not know; upgrade mlconv)")
+            throw BundleError.corrupted(file: file, reason: reason + " (the file is format \(version), newer than this mlconv's \(BundleFormat.compressedWeightsVersion): it may use features this mlconv does not know; upgrade mlconv)")
         }
     }
 

@@ -14,9 +14,23 @@ public struct BundleFormatVersion: Hashable, Comparable, Sendable, CustomStringC
 
 /// Constants of the `.mlbundle` format, specified in docs/BUNDLE_FORMAT.md.
 public enum BundleFormat {
-    /// The version this build writes. It reads every file whose major version is this one or 1
+    /// The version this build writes for a graph without 2.1 encodings (`compressedWeightsVersion`
+    /// otherwise). It reads every file whose major version is this one or 1
     /// (format 1.x files hold the legacy graph layout, `GraphEncoding.legacy`).
     public static let currentVersion = BundleFormatVersion(major: 2, minor: 0)
+    // MARK: compressed ML program weights
+    /// The newest version this build reads and writes: 2.1 adds the compressed weight encodings
+    /// `blockwise`, `palettized` and `sparse` (docs/BUNDLE_FORMAT.md §5.3). A writer writes 2.1
+    /// only for a graph that holds one of them (`version(forEncodings:)`), so that a graph
+    /// readable by a 2.0 reader stays a 2.0 file, byte for byte.
+    public static let compressedWeightsVersion = BundleFormatVersion(major: 2, minor: 1)
+
+    /// The version a file holding constants of `encodings` is written in: the oldest whose
+    /// readers know every encoding (`currentVersion`, or `compressedWeightsVersion`).
+    public static func version(forEncodings encodings: [WeightEncoding]) -> BundleFormatVersion {
+        encodings.contains { $0.isFormat21Encoding } ? compressedWeightsVersion : currentVersion
+    }
+
     /// Oldest major version this build reads.
     public static let oldestReadableMajorVersion: UInt16 = 1
     /// The 8 bytes a bundle starts with: ASCII "MLBUNDLE".

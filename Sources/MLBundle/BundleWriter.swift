@@ -134,7 +134,7 @@ struct BundleContents {
         weightOffset = alignUp(modelOffset + model.count, BundleFormat.weightAlignment)
         let fileSize = weightOffset + weightSize + BundleFormat.trailerSize
         header = BundleHeader(
-            version: BundleFormat.currentVersion, flags: 0, fileSize: UInt64(fileSize),
+            version: BundleFormat.version(forEncodings: archiver.entries.map(\.tensor.encoding)), flags: 0, fileSize: UInt64(fileSize),
             sections: [
                 SectionEntry(kind: SectionKind.info.rawValue, offset: UInt64(infoOffset), length: UInt64(info.count)),
                 SectionEntry(kind: SectionKind.model.rawValue, offset: UInt64(modelOffset), length: UInt64(model.count)),

@@ -23,6 +23,9 @@ extension ConstantTensor {
         let n = try checkedElementCount(shape) { fail($0) }
         switch encoding {
         case .float32, .float16: break
+        // MARK: compressed ML program weights (format 2.1)
+        case .blockwise, .palettized, .sparse:
+            do { try encoding.validate(shape: shape) } catch let GraphError.invalidConstant(m) { throw fail(m) }
         case let .linear(q):
             guard (1...8).contains(q.bits) else { throw fail("linear quantization with \(q.bits) bits (must be 1…8)") }
             guard q.axis >= 0, q.axis <= GraphLimits.maxRank else { throw fail("quantization axis \(q.axis) is out of range") }

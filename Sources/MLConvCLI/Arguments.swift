@@ -14,6 +14,11 @@ struct OptionSpec {
     /// Short aliases, e.g. "-o" → "--output".
     var aliases: [String: String] = [:]
     var positionalRange: ClosedRange<Int> = 0...0
+    // MARK: flags with an optional value
+    /// Flags that also take a value when the next argument (or `=value`) is one of the listed
+    /// words, e.g. `--linear int8` of `quantize`; the flag is set either way and the value is
+    /// read with `ParsedArguments.value(flag)`.
+    var optionalValues: [String: Set<String>] = [:]
 }
 
 /// Parsed arguments of one command.
@@ -73,7 +78,16 @@ func parseArguments(_ args: [String], _ spec: OptionSpec) throws -> ParsedArgume
             a = String(a[..<eq])
         }
         if let long = spec.aliases[a] { a = long }
-        if spec.flags.contains(a) {
+        if spec.flags.contains(a), let words = spec.optionalValues[a] {
+            out.flags.insert(a)
+            if let inlineValue {
+                guard words.contains(inlineValue) else { throw UsageError("\(a) takes one of \(words.sorted().joined(separator: ", ")), found '\(inlineValue)'") }
+                out.values[a, default: []].append(inlineValue)
+            } else if i < args.count, words.contains(args[i]) {
+                out.values[a, default: []].append(args[i])
+                i += 1
+            }
+        } else if spec.flags.contains(a) {
             guard inlineValue == nil else { throw UsageError("\(a) takes no value") }
             out.flags.insert(a)
         } else if spec.single.contains(a) || spec.repeatable.contains(a) {

@@ -141,6 +141,9 @@ extension ConstantHeader {
         case let .lookupTable(q):
             guard (1...8).contains(q.bits) else { throw fail("look-up table quantization with \(q.bits) bits (must be 1…8)") }
             guard q.table.count == 1 << q.bits else { throw fail("look-up table has \(q.table.count) entries, \(q.bits)-bit codes need \(1 << q.bits)") }
+        // MARK: compressed ML program weights (format 2.1)
+        case .blockwise, .palettized, .sparse:
+            do { try encoding.validate(shape: shape) } catch let GraphError.invalidConstant(m) { throw fail(m) }
         }
     }
 }

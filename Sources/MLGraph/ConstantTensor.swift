@@ -78,6 +78,13 @@ public enum WeightEncoding: Codable, Hashable, Sendable, CustomStringConvertible
     case linear(LinearQuantization)
     /// n-bit unsigned codes, MSB-first packed, row-major, + table.
     case lookupTable(LookupTableQuantization)
+    // MARK: compressed ML program weights (bundle format 2.1, CompressedWeights.swift)
+    /// n-bit codes, MSB-first packed, + per-block scale and zero point (float32, in the bytes).
+    case blockwise(BlockwiseQuantization)
+    /// n-bit codes, MSB-first packed, + one 2^n-entry palette per block (float32, in the bytes).
+    case palettized(PalettizedQuantization)
+    /// A bit mask of the non-zero positions + the non-zero values in an inner encoding.
+    indirect case sparse(SparseEncoding)
 
     public var description: String {
         switch self {
@@ -85,6 +92,9 @@ public enum WeightEncoding: Codable, Hashable, Sendable, CustomStringConvertible
         case .float16: return "fp16"
         case let .linear(q): return "\(q.bits)-bit linear"
         case let .lookupTable(q): return "\(q.bits)-bit LUT"
+        case let .blockwise(q): return "\(q.bits)-bit \(q.signed ? "signed " : "")blockwise"
+        case let .palettized(q): return "\(q.bits)-bit palettized"
+        case let .sparse(s): return "sparse \(s.values.description)"
         }
     }
 
@@ -95,6 +105,7 @@ public enum WeightEncoding: Codable, Hashable, Sendable, CustomStringConvertible
         case .float16: return count * 2
         case let .linear(q): return Swift.max(1, (count * q.bits + 7) / 8)
         case let .lookupTable(q): return Swift.max(1, (count * q.bits + 7) / 8)
+        case .blockwise, .palettized, .sparse: return compressedByteCount(forElements: count)
         }
     }
 }
@@ -108,8 +119,11 @@ public final class ConstantTensor: @unchecked Sendable {
     public let encoding: WeightEncoding
     public let storage: ByteStorage
 
-    /// - Throws: `GraphError.invalidConstant` if `storage` is shorter than the encoding requires.
+    /// - Throws: `GraphError.invalidConstant` if `storage` is shorter than the encoding requires, if
+    ///   a compressed encoding's fields do not fit `shape` (`WeightEncoding.validate(shape:)`), or
+    ///   if a sparse mask's set bits differ from its `nonzeroCount`.
     public init(shape: [Int], encoding: WeightEncoding, storage: ByteStorage) throws {
+        if encoding.isFormat21Encoding { try encoding.validate(shape: shape) }
         let need = encoding.byteCount(forElements: shape.reduce(1, *))
         guard storage.count >= need else {
             throw GraphError.invalidConstant(
@@ -118,6 +132,7 @@ public final class ConstantTensor: @unchecked Sendable {
         self.shape = shape
         self.encoding = encoding
         self.storage = storage
+        if case let .sparse(s) = encoding { try checkSparseMask(s) }
     }
 
     /// A float32 constant holding a copy of `values` (row-major, `values.count` = product of `shape`).
@@ -159,6 +174,8 @@ public final class ConstantTensor: @unchecked Sendable {
         case let .lookupTable(q):
             let codes = unpackCodes(bits: q.bits, count: n)
             return codes.map { q.table[Int($0)] }
+        case .blockwise, .palettized, .sparse:
+            return encoding.expandCompressed(storage.buffer, shape: shape, positions: nil)
         }
     }
 

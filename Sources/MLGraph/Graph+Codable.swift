@@ -45,7 +45,9 @@ public enum GraphEncoding: Sendable {
 
 extension WeightEncoding {
     /// The explicit (format 2) form: {"kind": "float32" | "float16"} or
-    /// {"kind": "linear", "bits", "axis", "scale", "bias"} or {"kind": "lookupTable", "bits", "table"}.
+    /// {"kind": "linear", "bits", "axis", "scale", "bias"} or {"kind": "lookupTable", "bits", "table"};
+    /// format 2.1 adds {"kind": "blockwise", "bits", "signed", "blocks", "zeroPoint"},
+    /// {"kind": "palettized", "bits", "blocks"} and {"kind": "sparse", "nonzeroCount", "values": {…}}.
     public var attributeValue: AttributeValue {
         switch self {
         case .float32: return .object(["kind": .string("float32")])
@@ -55,6 +57,13 @@ extension WeightEncoding {
                             "scale": .list(q.scale.map { .number($0) }), "bias": .list(q.bias.map { .number($0) })])
         case let .lookupTable(q):
             return .object(["kind": .string("lookupTable"), "bits": .int(q.bits), "table": .list(q.table.map { .number($0) })])
+        case let .blockwise(q):
+            return .object(["kind": .string("blockwise"), "bits": .int(q.bits), "signed": .bool(q.signed), "blocks": .ints(q.blocks),
+                            "zeroPoint": .bool(q.hasZeroPoint)])
+        case let .palettized(q):
+            return .object(["kind": .string("palettized"), "bits": .int(q.bits), "blocks": .ints(q.blocks)])
+        case let .sparse(s):
+            return .object(["kind": .string("sparse"), "nonzeroCount": .int(s.nonzeroCount), "values": s.values.attributeValue])
         }
     }
 
@@ -67,8 +76,19 @@ extension WeightEncoding {
         case "linear":
             self = .linear(LinearQuantization(bits: try a.int("bits"), axis: try a.int("axis"), scale: try a.floats("scale"), bias: try a.floats("bias")))
         case "lookupTable": self = .lookupTable(LookupTableQuantization(bits: try a.int("bits"), table: try a.floats("table")))
+        // MARK: compressed ML program weights (format 2.1)
+        case "blockwise":
+            self = .blockwise(BlockwiseQuantization(bits: try a.int("bits"), signed: try a.bool("signed"), blocks: try a.ints("blocks"),
+                                                    hasZeroPoint: try a.bool("zeroPoint")))
+        case "palettized": self = .palettized(PalettizedQuantization(bits: try a.int("bits"), blocks: try a.ints("blocks")))
+        case "sparse":
+            let inner = try WeightEncoding(attributeValue: try a.value("values"))
+            if case .sparse = inner {
+                throw GraphError.invalidAttribute(op: "constant", attribute: "encoding.values", expected: "float32, float16, blockwise or palettized", found: "\"sparse\"")
+            }
+            self = .sparse(SparseEncoding(nonzeroCount: try a.int("nonzeroCount"), values: inner))
         case let other:
-            throw GraphError.invalidAttribute(op: "constant", attribute: "encoding", expected: "float32, float16, linear or lookupTable", found: "\"\(other)\"")
+            throw GraphError.invalidAttribute(op: "constant", attribute: "encoding", expected: "float32, float16, linear, lookupTable, blockwise, palettized or sparse", found: "\"\(other)\"")
         }
     }
 

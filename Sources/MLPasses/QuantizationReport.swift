@@ -120,11 +120,12 @@ public struct QuantizationReport: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Storage bytes of a weight tensor: encoded values plus quantization parameters (linear scale and
-/// bias entries, LUT entries) at 4 bytes each.
+/// bias entries, LUT entries) at 4 bytes each (the 2.1 encodings hold theirs in the encoded bytes).
 public func storedByteCount(of tensor: ConstantTensor) -> Int {
     let params: Int
     switch tensor.encoding {
     case .float32, .float16: params = 0
+    case .blockwise, .palettized, .sparse: params = 0  // parameters are inside the encoded bytes
     case let .linear(q): params = 4 * (q.scale.count + q.bias.count)
     case let .lookupTable(q): params = 4 * q.table.count
     }

@@ -4,6 +4,7 @@
 // ../shared/corpus/mlmodel (finite outputs of the described shapes; fp32 vs --precision fp16).
 import CoreMLFormat
 import Foundation
+import ImageIO
 import MLGraph
 import MLRuntime
 import TestSupport
@@ -176,12 +177,27 @@ final class MILProgramRunTests: XCTestCase {
         XCTAssertNotEqual(a.scalars, b.scalars)
     }
 
+    /// SuperPoint on a real photo (dog.jpg from ../shared/images, grayscale, resized to the
+    /// declared 320 × 240, scaled to [0, 1] as SuperPoint expects; the program itself applies no
+    /// scaling). fp32 gives unit-norm descriptors; with --precision fp16 the program's own fp16
+    /// descriptor norm (Σ x² over 256 channels) overflows 65504 at every pixel, so `desc` is 0.
+    /// The overflow is the model's (its pre-normalisation descriptors reach |x| ≈ 600 on a real
+    /// photo, Σ x² 1e5…1e7), not an artefact of a synthetic input (docs/ML_PROGRAMS.md).
     func testSuperPointPackageRuns() throws {
         let pkg = try corpusPackage("autonerf_superpoint")
-        // A grayscale image in [0, 1] (SuperPoint's training range), NHWC as image inputs are.
-        let image = seeded([1, 240, 320, 1], scale: 1, seed: 2)
-        let a = try run(pkg, inputs: ["image": image], roundFP16: false)
-        let b = try run(pkg, inputs: ["image": image], roundFP16: true)
+        let photo = try ImageCodec.read(contentsOf: try TestPaths.sharedFile("images/dog.jpg"))
+            .converted(to: .grayscale).resized(to: 320, height: 240)
+        let image = try NDArray(shape: [1, 240, 320, 1], scalars: photo.floatHWC(scale: 1 / 255))  // NHWC, as image inputs are
+        let spec = try Spec.Model.load(contentsOf: pkg.path)
+        let root = try MLPackage.read(at: pkg.path).rootModelPath
+        func graph(_ roundFP16: Bool) throws -> Graph {
+            var g = try MILImporter.importModel(spec, fileName: pkg.lastPathComponent, modelPath: (root as NSString).deletingLastPathComponent,
+                                                options: MILImportOptions(roundFP16: roundFP16)).graph
+            g.outputs.append("reduce_sum_0_cast_fp16")  // Σ |x|² over the descriptor channels, before the square root
+            return g
+        }
+        let a = try Model(graph: graph(false)).prediction(from: ["image": image])
+        let b = try Model(graph: graph(true)).prediction(from: ["image": image])
         let semi = try XCTUnwrap(a["semi"]), desc = try XCTUnwrap(a["desc"])
         XCTAssertEqual(semi.shape, [1, 65, 30, 40])
         XCTAssertEqual(desc.shape, [1, 256, 30, 40])
@@ -193,8 +209,12 @@ final class MILProgramRunTests: XCTestCase {
             XCTAssertEqual(norm, 1, accuracy: 1e-3, "pixel \(p)")
         }
         XCTAssertLessThan(relativeError(b["semi"]!.scalars, semi.scalars), 1e-2)
-        // In fp16, Σ desc² (over 256 channels) passes 65504, so the normalised descriptor is 0:
-        // the program's own fp16 typing, reproduced (docs/ML_PROGRAMS.md).
+        // The cause: in fp32 the sum of squares exceeds fp16's largest value at every pixel.
+        let sumSquares = try XCTUnwrap(a["reduce_sum_0_cast_fp16"]).scalars
+        XCTAssertEqual(sumSquares.count, 30 * 40)
+        XCTAssertGreaterThan(sumSquares.min() ?? 0, 65504, "Σ x² in fp32 (\(sumSquares.min() ?? 0)…\(sumSquares.max() ?? 0))")
+        // The effect in fp16: Σ x² = inf, desc = x / inf = 0 everywhere.
+        XCTAssertTrue(try XCTUnwrap(b["reduce_sum_0_cast_fp16"]).scalars.allSatisfy { $0 == .infinity })
         XCTAssertTrue(b["desc"]!.scalars.allSatisfy { $0 == 0 })
     }
 }

@@ -51,6 +51,11 @@ extension ExportWriter {
             return Spec.WeightParams(
                 rawValue: Array(c.storage.buffer.prefix(c.encodedByteCount)),
                 quantization: Spec.QuantizationParams(numberOfBits: UInt64(q.bits), scheme: .lookupTable(q.table)))
+        // MARK: compressed ML program weights (format 2.1): NeuralNetwork weights cannot hold them
+        case .blockwise, .palettized, .sparse:
+            let note = "node '\(node.name)': \(role) (\(c.encoding)) written as float32"
+            if !notes.contains(note) { notes.append(note) }
+            return Spec.WeightParams(c.floats())
         }
     }
 

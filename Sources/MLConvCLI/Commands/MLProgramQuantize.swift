@@ -7,7 +7,15 @@ import MLPasses
 enum MLProgramQuantize {
     static func mode(_ args: ParsedArguments) throws -> MILCompressionMode {
         var modes: [MILCompressionMode] = []
-        if args.has("--linear-symmetric") {
+        if args.has("--linear") {  // `--linear int8|int4` (issue 11's spelling)
+            guard let v = args.value("--linear") else {
+                throw UsageError("--linear on an .mlpackage takes int8 or int4 (e.g. --linear int8)")
+            }
+            let b = v == "int4" ? 4 : 8
+            if let given = try args.int("--bits"), given != b { throw UsageError("--linear \(v) is \(b)-bit; drop --bits \(given)") }
+            modes.append(.linear(bits: b, blockSize: try args.int("--block-size")))
+        }
+        if args.has("--linear-symmetric") {  // the older spelling of --linear int8|int4
             let b = try args.int("--bits") ?? 8
             guard b == 8 || b == 4 else { throw UsageError("--linear-symmetric on an .mlpackage is int8 (--bits 8, default) or int4 (--bits 4), found --bits \(b)") }
             modes.append(.linear(bits: b, blockSize: try args.int("--block-size")))
@@ -28,11 +36,11 @@ enum MLProgramQuantize {
                 modes.append(.prune(sparsity: Double(parts[0]) / Double(max(parts[1], 1)), nOfM: (parts[0], parts[1])))
             }
         }
-        for flag in ["--fp16", "--kmeans", "--linear"] where args.has(flag) {
-            throw UsageError("\(flag) applies to .mlmodel/.mlbundle/.h5 input; for an .mlpackage use --linear-symmetric, --palettize N or --prune")
+        for flag in ["--fp16", "--kmeans"] where args.has(flag) {
+            throw UsageError("\(flag) applies to .mlmodel/.mlbundle/.h5 input; for an .mlpackage use --linear int8|int4, --palettize N or --prune")
         }
         guard modes.count == 1 else {
-            throw UsageError("give exactly one of --linear-symmetric, --palettize N, --prune for an .mlpackage")
+            throw UsageError("give exactly one of --linear int8|int4, --palettize N, --prune for an .mlpackage")
         }
         return modes[0]
     }

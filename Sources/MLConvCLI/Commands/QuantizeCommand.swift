@@ -2,7 +2,8 @@ import Foundation
 import MLGraph
 import MLPasses
 
-/// `mlconv quantize in -o out --bits N (--kmeans|--linear|--linear-symmetric) | --fp16`
+/// `mlconv quantize in -o out --bits N (--kmeans|--linear|--linear-symmetric) | --fp16`, and for
+/// an .mlpackage `--linear int8|int4`, `--palettize N`, `--prune …` (MLProgramQuantize)
 enum QuantizeCommand: Command {
     static let name = "quantize"
     static let summary = "compress weights: fp16, linear or k-means (LUT) n-bit"
@@ -31,9 +32,10 @@ enum QuantizeCommand: Command {
     ML programs (in.mlpackage → out.mlpackage), as coremltools.optimize.coreml; weights of rank > 1
     with more than 2048 values. iOS16 ops, or iOS18 ops for an iOS18 program and for the options
     marked (iOS18), which move an older program to iOS18:
-      --linear-symmetric [--bits 8|4] [--block-size B]   symmetric int8 (default) or int4 (iOS18)
-                             per output channel, or per block of B input channels (iOS18) →
-                             constexpr_affine_dequantize / constexpr_blockwise_shift_scale
+      --linear int8|int4 [--block-size B]   symmetric int8 or int4 (iOS18) per output channel
+                             (default), or per block of B input channels (iOS18) →
+                             constexpr_affine_dequantize / constexpr_blockwise_shift_scale;
+                             --linear-symmetric [--bits 8|4] is the same (older spelling)
       --palettize N [--palettize-mode kmeans|uniform] [--group-size G]   2^N-entry table per
                              tensor (N = 1, 2, 4, 6, 8; 3 is iOS18) or per group of G output
                              channels (iOS18) → constexpr_lut_to_dense
@@ -49,12 +51,16 @@ enum QuantizeCommand: Command {
                  "--palettize", "--palettize-mode", "--group-size", "--block-size", "--prune", "--sparsity"],
         repeatable: ["--skip-layer", "--skip-type"],
         aliases: ["-o": "--output"],
-        positionalRange: 1...1)
+        positionalRange: 1...1,
+        optionalValues: ["--linear": ["int8", "int4"]])  // MARK: ML programs: --linear int8|int4
 
     static func mode(_ args: ParsedArguments) throws -> QuantizationMode {
         let kinds = ["--fp16", "--kmeans", "--linear", "--linear-symmetric"].filter { args.has($0) }
         guard kinds.count == 1 else {
             throw UsageError("give exactly one of --fp16, --kmeans, --linear, --linear-symmetric" + (kinds.isEmpty ? "" : " (found \(kinds.joined(separator: ", ")))"))
+        }
+        if let v = args.value("--linear") {
+            throw UsageError("--linear \(v) is for an .mlpackage; for .mlmodel/.mlbundle/.h5 input use --bits N --linear")
         }
         let bits = try args.int("--bits")
         switch kinds[0] {

@@ -1,5 +1,8 @@
-// MIL constexpr_* ops (compressed weights), evaluated once at import into float constants that
-// the ops reading them take as weights. Semantics as coremltools' op definitions
+// MIL constexpr_* ops (compressed weights). Each result is a constant that stays compressed —
+// `WeightEncoding.blockwise`, `.palettized`, `.sparse` (MLGraph/CompressedWeights.swift), fp16 for
+// constexpr_cast — so that a compiled bundle stores the compressed bytes and the runtime expands
+// them to float32 once, at load. A form those encodings cannot hold (e.g. a float `data` operand)
+// is expanded here to float values as before. Semantics as coremltools' op definitions
 // (ops/defs/iOS16/constexpr_ops.py, iOS18/compression.py):
 //   constexpr_affine_dequantize (iOS16)   scale · (quantized_data − zero_point), scale and zero
 //                                         point scalar or per index of `axis`
@@ -68,17 +71,99 @@ enum MILConstexprOps {
         guard zv.count == 1 || zv.count == n, sv.count == 1 || sv.count == n else {
             throw LayerImportFailure("has \(sv.count) scales and \(zv.count) zero points for axis \(axis) of size \(n)")
         }
+        let type = try c.outputType()
+        // Per-channel (or per-tensor) blocks along `axis`.
+        let perChannel = sv.count > 1 || zv.count > 1
+        var blocks = [Int](repeating: 1, count: q.shape.count)
+        if perChannel { blocks[axis] = n }
+        let nb = perChannel ? n : 1
+        let scales = (0..<nb).map { sv[sv.count == 1 ? 0 : $0] }
+        let zeros = (0..<nb).map { Float(zv[zv.count == 1 ? 0 : $0]) }
+        if let t = try blockwiseTensor(data: q, values: qv, shape: q.shape, blocks: blocks, scales: scales, zeroPoints: zeros) {
+            return [.constant(MILConst(shape: q.shape, dataType: type?.dataType ?? .float32, tensor: t))]
+        }
         let inner = q.shape[(axis + 1)...].reduce(1, *)
         let out = qv.indices.map { i -> Double in
             let ch = (i / inner) % n
             return Double(sv[sv.count == 1 ? 0 : ch]) * (qv[i] - zv[zv.count == 1 ? 0 : ch])
         }
-        return [.constant(floatResult(out, shape: q.shape, type: try c.outputType()))]
+        return [.constant(floatResult(out, shape: q.shape, type: type))]
+    }
+
+    /// The codes of integer data of MIL type `data.dataType` (int8 / uint8 / int4 / uint4 / …) as
+    /// `bits`-bit two's-complement or unsigned bytes; nil when the type is not an integer type of
+    /// at most 8 bits. - Throws: when a value does not fit the type.
+    static func integerCodes(_ data: MILConst, _ values: [Double]) throws -> (codes: [UInt8], bits: Int, signed: Bool)? {
+        let signed: Bool
+        switch data.dataType {
+        case .int8, .int4: signed = true
+        case .uint8, .uint4, .uint1, .uint2, .uint3, .uint6: signed = false
+        default: return nil
+        }
+        guard let bits = MILTypes.bitWidth(data.dataType), bits <= 8 else { return nil }
+        let lo = signed ? -(1 << (bits - 1)) : 0, hi = signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1
+        let codes = try values.map { v -> UInt8 in
+            guard let i = Int(exactly: v), i >= lo, i <= hi else {
+                throw LayerImportFailure("has the value \(v) in its \(MILTypes.name(data.dataType)) data; expected \(lo)…\(hi)")
+            }
+            return UInt8(truncatingIfNeeded: i)
+        }
+        return (codes, bits, signed)
+    }
+
+    /// A `.blockwise` constant of integer `data` (nil when `data` is not integer-typed), or the
+    /// same values as sparse `values` of a dense shape when `mask` is given.
+    static func blockwiseTensor(data: MILConst, values: [Double], shape: [Int], blocks: [Int], scales: [Float], zeroPoints: [Float]?,
+                                mask: [Bool]? = nil) throws -> ConstantTensor? {
+        guard let (codes, bits, signed) = try integerCodes(data, values) else { return nil }
+        let hasZero = zeroPoints.map { $0.contains { $0 != 0 } } ?? false
+        let q = WeightEncoding.blockwise(BlockwiseQuantization(bits: bits, signed: signed, blocks: blocks, hasZeroPoint: hasZero))
+        let params = scales + (hasZero ? zeroPoints ?? [] : [])
+        do {
+            if let mask {
+                return try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: codes.count, values: q)),
+                                                     codes: codes, parameters: params, mask: mask)
+            }
+            return try ConstantTensor.compressed(shape: shape, encoding: q, codes: codes, parameters: params)
+        } catch let e as GraphError {
+            throw LayerImportFailure("has compressed weights mlconv cannot store: \(e)")
+        }
+    }
+
+    /// A `.palettized` constant: codes < `palettes`, one palette of `palettes` entries per block
+    /// (row-major in `lut`), padded with zeros to 2^bits entries.
+    static func palettizedTensor(codes: [UInt8], bits: Int, shape: [Int], blocks: [Int], lut: [Float], palettes: Int,
+                                 mask: [Bool]? = nil) throws -> ConstantTensor {
+        let width = 1 << bits
+        guard palettes <= width else { throw LayerImportFailure("has palettes of \(palettes) entries for \(bits)-bit indices") }
+        let nb = blocks.reduce(1, *)
+        guard lut.count == nb * palettes else { throw LayerImportFailure("has \(lut.count) lut entries for \(nb) palettes of \(palettes)") }
+        var table = [Float](repeating: 0, count: nb * width)
+        for b in 0..<nb { for k in 0..<palettes { table[b * width + k] = lut[b * palettes + k] } }
+        let p = WeightEncoding.palettized(PalettizedQuantization(bits: bits, blocks: blocks))
+        do {
+            if let mask {
+                return try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: codes.count, values: p)),
+                                                     codes: codes, parameters: table, mask: mask)
+            }
+            return try ConstantTensor.compressed(shape: shape, encoding: p, codes: codes, parameters: table)
+        } catch let e as GraphError {
+            throw LayerImportFailure("has compressed weights mlconv cannot store: \(e)")
+        }
+    }
+
+    /// Checks indices against a palette size and returns them as bytes.
+    static func paletteCodes(_ iv: [Double], palettes: Int) throws -> [UInt8] {
+        try iv.map { v -> UInt8 in
+            guard let k = Int(exactly: v), k >= 0, k < palettes, k <= 255 else { throw LayerImportFailure("has index \(v) for a palette of \(palettes)") }
+            return UInt8(k)
+        }
     }
 
     static func lutToDense(_ c: MILOpContext) throws -> [MILValue] {
         let lut = try c.requiredConstant("lut")
-        let lv = lut.doubles()
+        let lv = lut.floats()
+        let type = try c.outputType()
         if let shapeConst = try c.constant("shape") {  // iOS16: packed uint8 indices
             let shape = try shapeConst.doubles().map { try Checked.int(UInt64(exactly: $0) ?? UInt64.max, "shape") }
             let count = try Checked.product(shape, "output shape")
@@ -88,7 +173,9 @@ enum MILConstexprOps {
             guard let idx = packed.withUnsafeBytes({ unpackLSBFirst($0, bits: bits, count: count) }) else {
                 throw LayerImportFailure("has \(packed.count) index bytes for \(count) \(bits)-bit indices")
             }
-            return [.constant(floatResult(idx.map { lv[Int($0)] }, shape: shape, type: try c.outputType()))]
+            let t = try palettizedTensor(codes: idx.map { UInt8(truncatingIfNeeded: $0) }, bits: bits, shape: shape,
+                                         blocks: [Int](repeating: 1, count: shape.count), lut: lv, palettes: lv.count)
+            return [.constant(MILConst(shape: shape, dataType: type?.dataType ?? .float32, tensor: t))]
         }
         // iOS18: typed indices of the output shape; lut [blocks…, palettes, vector size].
         let ind = try c.requiredConstant("indices")
@@ -100,41 +187,64 @@ enum MILConstexprOps {
         let palettes = lut.shape[shape.count]
         let blocks = Array(lut.shape.prefix(shape.count))
         guard zip(shape, blocks).allSatisfy({ $1 > 0 && $0 % $1 == 0 }) else { throw LayerImportFailure("has lut blocks \(blocks) that do not divide \(shape)") }
-        let iv = ind.doubles()
-        let out = try iv.indices.map { i -> Double in
-            guard let k = Int(exactly: iv[i]), k >= 0, k < palettes else { throw LayerImportFailure("has index \(iv[i]) for a palette of \(palettes)") }
-            return lv[blockIndex(i, shape: shape, blocks: blocks) * palettes + k]
-        }
-        return [.constant(floatResult(out, shape: shape, type: try c.outputType()))]
+        let codes = try paletteCodes(ind.doubles(), palettes: palettes)
+        let bits = try paletteBits(ind, palettes: palettes)
+        let t = try palettizedTensor(codes: codes, bits: bits, shape: shape, blocks: blocks, lut: lv, palettes: palettes)
+        return [.constant(MILConst(shape: shape, dataType: type?.dataType ?? .float32, tensor: t))]
     }
 
-    /// The dense values of a mask (1 = take the next non-zero value) and the non-zero data.
-    static func densify(mask: [Bool], nonzero: [Double]) throws -> [Double] {
-        var out = [Double](repeating: 0, count: mask.count)
-        var j = 0
-        for (i, m) in mask.enumerated() where m {
-            guard j < nonzero.count else { throw LayerImportFailure("has a mask with more set bits than its \(nonzero.count) non-zero values") }
-            out[i] = nonzero[j]
-            j += 1
-        }
-        guard j == nonzero.count else { throw LayerImportFailure("has \(nonzero.count) non-zero values for \(j) set mask bits") }
-        return out
+    /// Bits of the codes of an iOS18 palettization: the index type's width (uint1…uint8), at
+    /// least enough for `palettes` entries.
+    static func paletteBits(_ ind: MILConst, palettes: Int) throws -> Int {
+        var bits = 1
+        while 1 << bits < palettes { bits += 1 }
+        if let w = MILTypes.bitWidth(ind.dataType), w <= 8 { bits = max(bits, w) }
+        guard bits <= 8 else { throw LayerImportFailure("has palettes of \(palettes) entries; mlconv supports at most 256") }
+        return bits
     }
 
     static func sparseToDense(_ c: MILOpContext) throws -> [MILValue] {
-        let nz = try c.requiredConstant("nonzero_data").doubles()
+        let nzConst = try c.requiredConstant("nonzero_data")
         let maskConst = try c.requiredConstant("mask")
+        let type = try c.outputType()
+        let shape: [Int], mask: [Bool]
         if let shapeConst = try c.constant("shape") {  // iOS16: mask bits packed in uint8
-            let shape = try shapeConst.doubles().map { try Checked.int(UInt64(exactly: $0) ?? UInt64.max, "shape") }
+            shape = try shapeConst.doubles().map { try Checked.int(UInt64(exactly: $0) ?? UInt64.max, "shape") }
             let count = try Checked.product(shape, "output shape")
             let packed = try byteValues(maskConst, "mask")
             guard let bits = packed.withUnsafeBytes({ unpackLSBFirst($0, bits: 1, count: count) }) else {
                 throw LayerImportFailure("has \(packed.count) mask bytes for \(count) values")
             }
-            return [.constant(floatResult(try densify(mask: bits.map { $0 != 0 }, nonzero: nz), shape: shape, type: try c.outputType()))]
+            mask = bits.map { $0 != 0 }
+        } else {
+            shape = maskConst.shape
+            mask = maskConst.doubles().map { $0 != 0 }
         }
-        return [.constant(floatResult(try densify(mask: maskConst.doubles().map { $0 != 0 }, nonzero: nz), shape: maskConst.shape,
-                                      type: try c.outputType()))]
+        let setBits = mask.reduce(0) { $0 + ($1 ? 1 : 0) }
+        guard setBits == nzConst.elementCount else {
+            throw LayerImportFailure("has \(nzConst.elementCount) non-zero values for \(setBits) set mask bits")
+        }
+        // The non-zero data of constexpr_lut_to_sparse / _sparse_blockwise_shift_scale over the same mask.
+        let maskCodes: [UInt8] = mask.map { $0 ? 1 : 0 }
+        let maskBytes: [UInt8] = Array(packMSBFirst(maskCodes, bits: 1).prefix((mask.count + 7) / 8))
+        if let whole = nzConst.sparseWhole, whole.shape == shape, Array(whole.storage.buffer.prefix(maskBytes.count)) == maskBytes {
+            return [.constant(MILConst(shape: shape, dataType: type?.dataType ?? .float32, tensor: whole))]
+        }
+        let inner: WeightEncoding
+        if let t = nzConst.tensor, nzConst.numbers == nil, case .float16 = t.encoding { inner = .float16 } else { inner = .float32 }
+        do {
+            let t = try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: setBits, values: inner)),
+                                                  codes: [], parameters: nzConst.floats(), mask: mask)
+            return [.constant(MILConst(shape: shape, dataType: type?.dataType ?? .float32, tensor: t))]
+        } catch let e as GraphError {
+            throw LayerImportFailure("has sparse weights mlconv cannot store: \(e)")
+        }
+    }
+
+    /// The dense flat positions of a mask's set bits.
+    static func maskPositions(_ mask: MILConst) -> (bits: [Bool], positions: [Int]) {
+        let bits = mask.doubles().map { $0 != 0 }
+        return (bits, bits.enumerated().filter { $0.element }.map(\.offset))
     }
 
     /// (data − offset) · scale per block, for the elements at dense flat positions `positions`.
@@ -153,16 +263,35 @@ enum MILConstexprOps {
         }
     }
 
+    /// Scale and offset of constexpr_(sparse_)blockwise_shift_scale for data of `shape`: the block
+    /// grid and the per-block parameters (offsets nil when absent).
+    static func shiftScaleParameters(_ c: MILOpContext, shape: [Int]) throws -> (blocks: [Int], scales: [Float], offsets: [Float]?) {
+        let scale = try c.requiredConstant("scale")
+        let sb = try blockShape(scale, for: shape, "scale")
+        var offsets: [Float]? = nil
+        if let offset = try c.constant("offset") {
+            guard try blockShape(offset, for: shape, "offset") == sb else { throw LayerImportFailure("has offset and scale of different shapes") }
+            offsets = offset.floats()
+        }
+        return (sb, scale.floats(), offsets)
+    }
+
     static func blockwiseShiftScale(_ c: MILOpContext) throws -> [MILValue] {
         let data = try c.requiredConstant("data")
         let v = data.doubles()
+        let type = try c.outputType()
+        let p = try shiftScaleParameters(c, shape: data.shape)
+        if let t = try blockwiseTensor(data: data, values: v, shape: data.shape, blocks: p.blocks, scales: p.scales, zeroPoints: p.offsets) {
+            return [.constant(MILConst(shape: data.shape, dataType: type?.dataType ?? .float32, tensor: t))]
+        }
         let out = try shiftScale(c, data: v, shape: data.shape, positions: Array(v.indices))
-        return [.constant(floatResult(out, shape: data.shape, type: try c.outputType()))]
+        return [.constant(floatResult(out, shape: data.shape, type: type))]
     }
 
     static func lutToSparse(_ c: MILOpContext) throws -> [MILValue] {
         let mask = try c.requiredConstant("indices_mask")
-        let nzIdx = try c.requiredConstant("indices_nonzero_data").doubles()
+        let nzConst = try c.requiredConstant("indices_nonzero_data")
+        let nzIdx = nzConst.doubles()
         let lut = try c.requiredConstant("lut")
         let shape = mask.shape
         guard lut.shape.count == shape.count + 2, lut.shape.last == 1 else {
@@ -170,23 +299,29 @@ enum MILConstexprOps {
         }
         let palettes = lut.shape[shape.count], blocks = Array(lut.shape.prefix(shape.count))
         guard zip(shape, blocks).allSatisfy({ $1 > 0 && $0 % $1 == 0 }) else { throw LayerImportFailure("has lut blocks \(blocks) that do not divide \(shape)") }
-        let positions = mask.doubles().enumerated().filter { $0.element != 0 }.map(\.offset)
+        let (bits, positions) = maskPositions(mask)
         guard positions.count == nzIdx.count else { throw LayerImportFailure("has \(nzIdx.count) indices for \(positions.count) mask bits") }
-        let lv = lut.doubles()
-        let values = try zip(nzIdx, positions).map { k, p -> Double in
-            guard let i = Int(exactly: k), i >= 0, i < palettes else { throw LayerImportFailure("has index \(k) for a palette of \(palettes)") }
-            return lv[blockIndex(p, shape: shape, blocks: blocks) * palettes + i]
-        }
-        return [.constant(mask), .constant(floatResult(values, shape: [values.count], type: try c.outputType(1)))]
+        let lv = lut.floats()
+        let codes = try paletteCodes(nzIdx, palettes: palettes)
+        let values = zip(codes, positions).map { k, p in Double(lv[blockIndex(p, shape: shape, blocks: blocks) * palettes + Int(k)]) }
+        var nz = floatResult(values, shape: [values.count], type: try c.outputType(1))
+        nz.sparseWhole = try palettizedTensor(codes: codes, bits: try paletteBits(nzConst, palettes: palettes), shape: shape, blocks: blocks,
+                                              lut: lv, palettes: palettes, mask: bits)
+        return [.constant(mask), .constant(nz)]
     }
 
     static func sparseBlockwiseShiftScale(_ c: MILOpContext) throws -> [MILValue] {
         let mask = try c.requiredConstant("data_mask")
-        let nz = try c.requiredConstant("nonzero_data").doubles()
-        let positions = mask.doubles().enumerated().filter { $0.element != 0 }.map(\.offset)
+        let nzConst = try c.requiredConstant("nonzero_data")
+        let nz = nzConst.doubles()
+        let (bits, positions) = maskPositions(mask)
         guard positions.count == nz.count else { throw LayerImportFailure("has \(nz.count) values for \(positions.count) mask bits") }
         let values = try shiftScale(c, data: nz, shape: mask.shape, positions: positions)
-        return [.constant(mask), .constant(floatResult(values, shape: [values.count], type: try c.outputType(1)))]
+        var out = floatResult(values, shape: [values.count], type: try c.outputType(1))
+        let p = try shiftScaleParameters(c, shape: mask.shape)
+        out.sparseWhole = try blockwiseTensor(data: nzConst, values: nz, shape: mask.shape, blocks: p.blocks, scales: p.scales,
+                                              zeroPoints: p.offsets, mask: bits)
+        return [.constant(mask), .constant(out)]
     }
 
     static var mappers: [String: MILOpMapper] {
@@ -195,6 +330,12 @@ enum MILConstexprOps {
             "constexpr_cast": { c in
                 let v = try c.requiredConstant("source_val")
                 guard let t = MILTypes.dataType(named: try c.string("output_dtype")) else { throw LayerImportFailure("has an unknown output_dtype") }
+                // fp16 storage read as fp16 or fp32 keeps its fp16 bytes (exact in float32).
+                if let tensor = v.tensor, v.numbers == nil, case .float16 = tensor.encoding, [.float16, .float32].contains(t) {
+                    var out = v
+                    out.dataType = t
+                    return [.constant(out)]
+                }
                 return [.constant(try MILConstFold.cast(v, to: t))]
             },
             "constexpr_lut_to_dense": lutToDense,

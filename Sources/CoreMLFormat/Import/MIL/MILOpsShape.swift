@@ -8,7 +8,11 @@ enum MILShapeOps {
     static func reshaped(_ k: MILConst, _ shape: [Int]) -> MILConst {
         var out = k
         out.shape = shape
-        if let t = k.tensor { out.tensor = try? ConstantTensor(shape: shape, encoding: t.encoding, storage: t.storage) }
+        if let t = k.tensor {
+            out.tensor = t.reshaped(to: shape)
+            // A compressed block grid that cannot follow the new shape: keep the expanded values.
+            if out.tensor == nil, out.numbers == nil { out.numbers = k.doubles() }
+        }
         return out
     }
 

@@ -13,6 +13,10 @@ struct MILConst {
     var strings: [String]?
     /// Float contents kept in their storage (fp16 / fp32 blobs point into the mapped weight file).
     var tensor: ConstantTensor?
+    /// For the non-zero data output of `constexpr_lut_to_sparse` / `_sparse_blockwise_shift_scale`:
+    /// the whole sparse constant (dense shape, mask + compressed values) that
+    /// `constexpr_sparse_to_dense` of the same mask takes as is (MILOpsConstexpr.swift).
+    var sparseWhole: ConstantTensor? = nil
 
     var elementCount: Int { shape.reduce(1, *) }
     var isFloat: Bool { [.float16, .float32, .float64, .bfloat16].contains(dataType) }
@@ -29,7 +33,8 @@ struct MILConst {
         return doubles().map { Float($0) }
     }
 
-    /// A weight for an IR node: the kept storage (fp16 stays fp16, zero-copy), else float32.
+    /// A weight for an IR node: the kept storage (fp16 stays fp16, zero-copy; a constexpr op's
+    /// compressed encoding stays compressed), else float32.
     /// - Parameter shape: the shape the node expects (same element count), default the value's.
     func constantTensor(shape target: [Int]? = nil) throws -> ConstantTensor {
         let s = target ?? shape
@@ -37,7 +42,8 @@ struct MILConst {
             throw LayerImportFailure("a constant of shape \(shape) cannot be used with shape \(s)")
         }
         if let tensor, numbers == nil {
-            return try ConstantTensor(shape: s, encoding: tensor.encoding, storage: tensor.storage)
+            if let t = tensor.reshaped(to: s) { return t }
+            return ConstantTensor(shape: s, floats: tensor.floats())
         }
         guard strings == nil else { throw LayerImportFailure("a string constant cannot be a tensor") }
         return ConstantTensor(shape: s, floats: floats())
