@@ -8,7 +8,9 @@ public enum MILOpTable {
         var m: [String: MILOpMapper] = [:]
         for family in [MILElementwiseOps.mappers, MILConvNormOps.mappers, MILShapeOps.mappers, MILRecurrentOps.mappers,
                        MILConstexprOps.mappers, MILControlFlowOps.mappers, MILMoreOps.mappers,
-                       MILStateOps.mappers] {
+                       MILStateOps.mappers,
+                       // MARK: milopsc
+                       MILMoreCOps.mappers] {
             m.merge(family) { a, _ in a }
         }
         // MARK: milopsb
@@ -54,6 +56,8 @@ public enum MILOpTable {
         "constexpr_affine_dequantize", "constexpr_cast", "constexpr_lut_to_dense", "constexpr_sparse_to_dense",
         "constexpr_blockwise_shift_scale", "constexpr_lut_to_sparse", "constexpr_sparse_blockwise_shift_scale",
         "read_state", "write_state", "coreml_update_state",
+        // MARK: milopsc
+        "quantize", "dequantize", "scaled_dot_product_attention", "slice_update",
     ]
 
     /// One status line per op of `opsetOps` (and every other mapped op): "supported" or the refusal.
