@@ -94,7 +94,11 @@ package struct MemoryPlan: Sendable, Equatable {
                 total += size(out)
                 let end = lastUse[out] ?? i
                 let j = inPlaceInput(i)
+                // An input other than 0 is taken over only when no other slot reads the same tensor
+                // (a convolution with a fused residual reading t as both source and residual must
+                // not write its sum over its source).
                 if k == 0, j >= 0, j < node.inputs.count, case let in0 = node.inputs[j], let g = groupOf[in0], lastUse[in0] == i,
+                   j == 0 || node.inputs.filter({ $0 == in0 }).count == 1,
                    types[in0]!.elementCount * types[in0]!.elementType.byteSize == types[out]!.elementCount * types[out]!.elementType.byteSize,
                    inPlace(i)
                 {

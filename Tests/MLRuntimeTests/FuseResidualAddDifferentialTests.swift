@@ -151,6 +151,23 @@ final class FuseResidualAddDifferentialTests: XCTestCase {
         try assertResidualFusionPreservesValues(Self.mobileNetV2Style(self), fusions: 2)
     }
 
+    /// Regression: the residual is also the convolution's source (t = relu(x); y = conv(t) + t,
+    /// as a Core ML import of a Keras residual unit gives it). The sum must not be written over t
+    /// while the convolution still reads it (the memory plan gave y t's buffer: 1 % off).
+    func testResidualThatIsAlsoTheConvolutionsSource() throws {
+        let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 6, 7, 3]))], outputs: ["y"], nodes: [
+            act(.activation(.relu), "x", "t"),
+            conv("c", "t", "c", cin: 3, cout: 3, seed: 3),
+            act(.activation(.relu), "c", "cr"),
+            add("cr", "t", "s"),
+            Node(name: "pool", op: .globalPool2d(kind: .average, keepDims: false), inputs: ["s"], outputs: ["y"]),
+        ])
+        let model = try assertResidualFusionPreservesValues(g, fusions: 1)
+        let fusedNode = try XCTUnwrap(model.graph.nodes.first { $0.name == "c" })
+        XCTAssertEqual(fusedNode.inputs, ["t", "t"])
+        XCTAssertNotEqual(model.memoryPlan.locations["s"], model.memoryPlan.locations["t"])
+    }
+
     /// Activations after the sum that oneDNN fuses and ones it cannot (softsign: the kernel then
     /// runs the sum and activation itself), with and without an activation of the convolution.
     func testActivationsAroundTheSum() throws {
