@@ -86,6 +86,14 @@ final class FuseResidualAddTests: XCTestCase {
         XCTAssertEqual(a.residual, ResidualAdd(activation: nil))
     }
 
+    func testGraphsWithFlexibleInputShapesStayUnfused() throws {
+        var original = try convAdd()
+        original.description.inputs = [FeatureDescription(name: "x", shapeFlexibility: .enumerated([[1, 3, 3, 2], [1, 5, 5, 2]]))]
+        var g = original
+        XCTAssertFalse(FuseResidualAdd().apply(to: &g))
+        XCTAssertEqual(g, original)
+    }
+
     func testFuseActivationLeavesAResidualConvolutionAlone() throws {
         var g = try convAdd()
         XCTAssertTrue(FuseResidualAdd().apply(to: &g))

@@ -14,6 +14,9 @@
 /// When the addition's output is read only by an `activation` (or `clip(0, b)`) node and is not a
 /// graph output, that node is absorbed too (`ResidualAdd.activation`).
 ///
+/// Graphs with a flexible-shape input (`FeatureDescription.shapeFlexibility`) are left alone: the
+/// operands' types are compared at the default shapes only.
+///
 /// Values are those of the unfused graph: the reference kernel computes
 /// residual.activation(activation(conv + bias) + r) in float32 in that order, as the unfused nodes
 /// did; oneDNN runs it as eltwise, sum and eltwise post-ops. Idempotent. Runs after
@@ -27,6 +30,9 @@ public struct FuseResidualAdd: GraphPass {
 
     /// - Returns: whether at least one addition was fused (and removed).
     public func apply(to graph: inout Graph) -> Bool {
+        // With flexible input shapes, two operands equal at the default shape may broadcast at
+        // another allowed shape, which a fused residual cannot express: such graphs stay unfused.
+        guard !graph.description.inputs.contains(where: { $0.shapeFlexibility != nil }) else { return false }
         var changed = false
         var i = 0
         while i < graph.nodes.count {
