@@ -33,11 +33,18 @@ public protocol Kernel: AnyObject {
     /// (elementwise kernels whose input 0 has the output's shape). Default false. The memory plan
     /// uses it to reuse input 0's buffer when input 0 is not read after this node.
     var supportsInPlace: Bool { get }
+
+    // MARK: residual add fusion (issue 12)
+    /// The input whose buffer output 0 may take when `supportsInPlace` (default 0). A convolution
+    /// with a fused residual sum (oneDNN `sum` post-op) writes over its residual, input 1.
+    var inPlaceInputIndex: Int { get }
 }
 
 extension Kernel {
     /// Default: false (outputs get their own buffers).
     public var supportsInPlace: Bool { false }
+    /// Default: 0.
+    public var inPlaceInputIndex: Int { 0 }
 }
 
 /// A kernel whose computation can fail at run time (custom layers, whose `evaluate` throws).

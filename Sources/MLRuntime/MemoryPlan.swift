@@ -13,7 +13,8 @@ import MLGraph
 /// - In place: when a node's kernel declares `Kernel.supportsInPlace`, its output 0 has input 0's
 ///   byte count, input 0 is an intermediate read by no later node, and output 0 is an
 ///   intermediate, output 0 takes input 0's storage (e.g. a conv → batchNorm → relu chain needs one
-///   buffer after the conv).
+///   buffer after the conv). The input is `Kernel.inPlaceInputIndex` instead of 0 when the kernel
+///   says so (a convolution with a fused residual sum writes over its residual, input 1).
 ///
 /// Offsets and sizes are in bytes: a tensor takes `elementCount × elementType.byteSize` bytes
 /// (float32 4, float16 2, int32 4, int64 8, bool 1), rounded up to `alignmentBytes` (64), so every
@@ -65,7 +66,9 @@ package struct MemoryPlan: Sendable, Equatable {
     /// Plans `graph`, whose `tensorTypes` must hold every tensor (after `inferShapes()`).
     /// - Parameter inPlace: whether node number i's kernel supports writing output 0 over input 0.
     /// - Precondition: the graph is verified (every tensor typed, topological order).
-    public init(graph: Graph, inPlace: (Int) -> Bool = { _ in false }) {
+    /// - Parameter inPlaceInput: which input's storage node number i's output 0 may take (default
+    ///   input 0; `Kernel.inPlaceInputIndex`).
+    public init(graph: Graph, inPlace: (Int) -> Bool = { _ in false }, inPlaceInput: (Int) -> Int = { _ in 0 }) {
         let types = graph.tensorTypes
         func size(_ t: String) -> Int { MemoryPlan.alignedByteCount(types[t]!) }
         var locations: [String: Location] = [:]
@@ -90,7 +93,12 @@ package struct MemoryPlan: Sendable, Equatable {
             for (k, out) in node.outputs.enumerated() where locations[out] == nil {
                 total += size(out)
                 let end = lastUse[out] ?? i
-                if k == 0, let in0 = node.inputs.first, let g = groupOf[in0], lastUse[in0] == i,
+                let j = inPlaceInput(i)
+                // An input other than 0 is taken over only when no other slot reads the same tensor
+                // (a convolution with a fused residual reading t as both source and residual must
+                // not write its sum over its source).
+                if k == 0, j >= 0, j < node.inputs.count, case let in0 = node.inputs[j], let g = groupOf[in0], lastUse[in0] == i,
+                   j == 0 || node.inputs.filter({ $0 == in0 }).count == 1,
                    types[in0]!.elementCount * types[in0]!.elementType.byteSize == types[out]!.elementCount * types[out]!.elementType.byteSize,
                    inPlace(i)
                 {

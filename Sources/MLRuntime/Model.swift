@@ -141,7 +141,8 @@ public final class Model: @unchecked Sendable {
         var typed = graph
         // Inference rewrites (the reference-only oracle runs the graph exactly as given).
         if !configuration.referenceOnly {
-            try PassPipeline.inference.run(on: &typed, disabling: configuration.disabledPasses)
+            try PassPipeline.inference.withConstantEvaluator(ReferenceConstantEvaluator.evaluate)
+                .run(on: &typed, disabling: configuration.disabledPasses)
         }
         try typed.inferShapes()
         self.graph = typed

@@ -28,7 +28,8 @@ final class ExecutionPlan: @unchecked Sendable {
                                     outputTypes: node.outputs.map { typed.tensorTypes[$0]! }, threadCount: threadCount)
             kernels.append(try KernelRegistry.makeKernel(ctx, referenceOnly: referenceOnly))
         }
-        let plan = MemoryPlan(graph: typed) { kernels[$0].supportsInPlace }
+        let plan = MemoryPlan(graph: typed, inPlace: { kernels[$0].supportsInPlace },
+                              inPlaceInput: { kernels[$0].inPlaceInputIndex })
         memoryPlan = plan
         steps = zip(typed.nodes, kernels).map { node, kernel in
             Model.Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel, typed: kernel as? TypedKernel,

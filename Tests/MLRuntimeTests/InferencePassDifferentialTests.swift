@@ -12,7 +12,7 @@ import XCTest
 /// the oracle.
 final class InferencePassDifferentialTests: XCTestCase {
     static let issue12Passes: Set<String> = ["remove_no_op_nodes", "merge_reshapes_transposes", "cancel_transpose_pairs",
-                                             "fold_batchnorm_into_conv", "fuse_activation"]
+                                             "fold_batchnorm_into_conv", "fuse_activation", "fuse_residual_add"]
 
     /// A batch norm on the last axis of a `c`-channel tensor with random statistics.
     func batchNorm(_ input: String, _ output: String, c: Int, axis: Int, seed: UInt64) -> Node {

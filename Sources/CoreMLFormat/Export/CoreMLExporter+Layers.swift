@@ -197,6 +197,12 @@ extension ExportWriter {
     }
 
     mutating func lowerConv(_ node: Node, _ a: Conv2DAttributes, _ input: TensorType, _ inBlob: String, _ out: String) {
+        // MARK: residual add fusion (issue 12)
+        guard a.residual == nil else {
+            fail(node, "convolution with a fused residual add (the runtime's fuse_residual_add pass); Core ML has no such layer",
+                 "Export the graph as converted, before PassPipeline.inference (or with --disable-pass fuse_residual_add).")
+            return
+        }
         guard let w = node.weights["weight"], let wp = weightParams(w, node: node, role: "weight") else { return }
         var p = Spec.ConvolutionLayerParams(
             outputChannels: UInt64(a.outputChannels), kernelChannels: UInt64(input.shape[3] / a.groups),

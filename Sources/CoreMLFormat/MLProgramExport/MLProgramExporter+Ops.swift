@@ -26,6 +26,10 @@ extension MILExportSession {
             try alias(node)
 
         case let .conv2d(a):
+            // MARK: residual add fusion (issue 12)
+            guard a.residual == nil else {
+                throw unsupported(node, "conv2d with a fused residual add (fuse_residual_add); export the graph before PassPipeline.inference")
+            }
             let x = try nchw(node.inputs[0], node: node.name)
             let out = node.outputs[0]
             let pad: (String, [Int])

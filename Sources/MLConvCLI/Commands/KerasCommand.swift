@@ -192,7 +192,8 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
     switch output.pathExtension.lowercased() {
     case "mlbundle":
         if passes.run {
-            let changed = try PassPipeline.inference.run(on: &graph, disabling: passes.disabled)
+            let changed = try PassPipeline.inference.withConstantEvaluator(ReferenceConstantEvaluator.evaluate)
+                .run(on: &graph, disabling: passes.disabled)
             if !changed.isEmpty {
                 console.print("inference passes applied: \(changed.joined(separator: ", ")) (\(original.nodes.count) → \(graph.nodes.count) layers)")
             }

@@ -44,7 +44,9 @@ public struct FuseActivation: GraphPass {
         let node = graph.nodes[p]
         guard node.outputs.count == 1, node.blocks.isEmpty else { return false }
         switch node.op {
-        case let .conv2d(a) where a.activation?.isIdentity ?? true: break
+        // A convolution with a fused residual applies `activation` before the sum: not the place
+        // of an activation after it (that is `ResidualAdd.activation`, set by fuse_residual_add).
+        case let .conv2d(a) where (a.activation?.isIdentity ?? true) && a.residual == nil: break
         case let .deconv2d(a) where a.activation?.isIdentity ?? true: break
         case let .dense(a) where a.activation?.isIdentity ?? true: break
         default: return false

@@ -18,14 +18,20 @@ public struct PassPipeline: Sendable {
     /// store in an `.mlbundle`, and by `MLRuntime.Model.init` at load (unless `referenceOnly`),
     /// so bundles written before the pipeline existed get the same rewrites. Every pass in it
     /// is idempotent: running the pipeline twice changes nothing the second time.
-    /// Order: `remove_no_op_nodes`, `merge_reshapes_transposes`, `cancel_transpose_pairs`,
+    /// Order: `fold_constants` (which needs an evaluator: `withConstantEvaluator(_:)`; MLRuntime's
+    /// `Model` and `mlconv keras` give it the reference kernels), `remove_no_op_nodes`, `merge_reshapes_transposes`, `cancel_transpose_pairs`,
     /// `fuse_pad_into_conv` (after the transposes, so that a pad moved back to NHWC is fused),
     /// `fold_batchnorm_into_conv`, `fuse_activation` (a batch norm is folded before the activation
-    /// after it is fused, so conv → batch norm → ReLU becomes one convolution).
+    /// after it is fused, so conv → batch norm → ReLU becomes one convolution), `fuse_residual_add`
+    /// (after `fuse_activation`: the convolution's own activation stays before the sum).
     public static let inference = PassPipeline(uncheckedPasses: [
+        // MARK: constant folding (issue 12): a no-op here; MLRuntime gives it its evaluator
+        FoldConstants(),
         RemoveNoOpNodes(), MergeReshapesTransposes(), CancelTransposePairs(), FusePadIntoConv(),
         // MARK: inference passes (issue 12)
         FoldBatchNormIntoConv(), FuseActivation(),
+        // MARK: residual add fusion (issue 12)
+        FuseResidualAdd(),
     ])
 
     /// - Throws: `GraphError.duplicatePassName` when two passes share a name.

@@ -13,6 +13,9 @@ enum Conv2DRule: LayerRule {
 
     static func geometry(_ node: Node, _ x: TrainTensor, _ weights: [String: [Float]]) throws -> (Geometry, [Float]) {
         guard case let .conv2d(a) = node.op else { throw RuleFailure("is not a conv2d node") }
+        guard a.residual == nil else {  // MARK: residual add fusion (issue 12)
+            throw RuleFailure("has a fused residual add, which the training engine does not differentiate")
+        }
         guard a.activation == nil || a.activation == .identity else {
             throw RuleFailure("has a fused activation, which the training engine does not differentiate")
         }

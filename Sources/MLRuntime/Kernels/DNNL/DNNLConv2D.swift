@@ -9,7 +9,7 @@ enum DNNLConv2D {
     static let factory: KernelFactory = dnnlFactory(make)
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
-        guard case let .conv2d(a) = ctx.node.op, ctx.inputTypes.count == 1, ctx.outputTypes.count == 1,
+        guard case let .conv2d(a) = ctx.node.op, ctx.inputTypes.count == (a.residual == nil ? 1 : 2), ctx.outputTypes.count == 1,
               ctx.inputTypes[0].rank == 4, ctx.outputTypes[0].rank == 4,
               a.kernel.count == 2, a.strides.count == 2, a.dilations.count == 2, a.groups >= 1,
               let weight = ctx.node.weights["weight"]
@@ -21,6 +21,8 @@ enum DNNLConv2D {
         let geo = DNNLConvGeometry(n: x[0], cin: x[3], cout: a.outputChannels, inSpatial: [x[1], x[2]], outSpatial: [y[1], y[2]],
                                    kernel: a.kernel, strides: a.strides, dilations: a.dilations,
                                    padBefore: [p.top, p.left], padAfter: [p.bottom, p.right], groups: a.groups)
-        return try makeDNNLConvolution(ctx, geo, activation: a.activation, weight: weight, bias: ctx.node.weights["bias"])
+        if a.residual != nil, ctx.inputTypes[1].shape != y { return nil }
+        return try makeDNNLConvolution(ctx, geo, activation: a.activation, weight: weight, bias: ctx.node.weights["bias"],
+                                       residual: a.residual)
     }
 }

@@ -226,19 +226,25 @@ func dnnlEltwiseChain(_ activation: Activation?) -> [DNNLEltwise]? {
 final class DNNLAttr {
     let handle: dnnl_primitive_attr_t
 
-    init(postOps: [DNNLEltwise] = []) throws {
+    /// - Parameter sumAt: when given, a `sum` post-op (dst = result + dst, scale 1) is inserted
+    ///   before `postOps[sumAt]` (at the end when `sumAt == postOps.count`).
+    init(postOps: [DNNLEltwise] = [], sumAt: Int? = nil) throws {
         var a: dnnl_primitive_attr_t?
         try dnnlCheck(dnnl_primitive_attr_create(&a), "dnnl_primitive_attr_create")
         handle = a!
         try dnnlCheck(dnnl_primitive_attr_set_scratchpad_mode(handle, dnnl_scratchpad_mode_user),
                       "dnnl_primitive_attr_set_scratchpad_mode")
-        if !postOps.isEmpty {
+        if !postOps.isEmpty || sumAt != nil {
             var po: dnnl_post_ops_t?
             try dnnlCheck(dnnl_post_ops_create(&po), "dnnl_post_ops_create")
             defer { dnnl_post_ops_destroy(po) }
-            for e in postOps {
+            for (i, e) in postOps.enumerated() {
+                if i == sumAt { try dnnlCheck(dnnl_post_ops_append_sum(po, 1), "dnnl_post_ops_append_sum") }
                 try dnnlCheck(dnnl_post_ops_append_eltwise(po, e.scale, e.alg, e.alpha, e.beta),
                               "dnnl_post_ops_append_eltwise")
+            }
+            if let sumAt, sumAt >= postOps.count {
+                try dnnlCheck(dnnl_post_ops_append_sum(po, 1), "dnnl_post_ops_append_sum")
             }
             try dnnlCheck(dnnl_primitive_attr_set_post_ops(handle, po), "dnnl_primitive_attr_set_post_ops")
         }

@@ -29,7 +29,7 @@ struct DNNLConvGeometry {
 /// prefers, optional bias, `activation` fused as post-ops where oneDNN can), or nil when the
 /// geometry, weight or bias shapes do not fit (the factory declines).
 func makeDNNLConvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activation: Activation?,
-                         weight: ConstantTensor, bias: ConstantTensor?) throws -> Kernel? {
+                         weight: ConstantTensor, bias: ConstantTensor?, residual: ResidualAdd? = nil) throws -> Kernel? {
     let r = geo.kernel.count, g = geo.groups
     guard let tags = dnnlWindowTags(spatial: r), geo.inSpatial.count == r, geo.outSpatial.count == r,
           geo.strides.count == r, geo.dilations.count == r, geo.padBefore.count == r, geo.padAfter.count == r,
@@ -51,6 +51,12 @@ func makeDNNLConvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activati
             &desc, dnnl_forward_inference, dnnl_convolution_direct, &src, &anyWeights,
             bias == nil ? nil : UnsafePointer(bp), &dst, strides, dilates, padL, padR),
             "dnnl_dilated_convolution_forward_desc_init")
+    }
+    if let residual {  // MARK: residual add fusion (issue 12)
+        return try withUnsafePointer(to: &desc) {
+            try makeResidualDNNLConvolution(ctx, opDesc: UnsafeRawPointer($0), activation: activation, residual: residual,
+                                            weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst)
+        }
     }
     return try withUnsafePointer(to: &desc) {
         try makeWeightedDNNLKernel(ctx, opDesc: UnsafeRawPointer($0), what: "convolution", activation: activation,

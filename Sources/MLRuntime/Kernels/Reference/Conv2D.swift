@@ -9,7 +9,8 @@ import MLGraph
 ///                                                   · weight[oc, i, ky, kx])
 ///
 /// with g = oc / (Cout/groups), Cg = Cin/groups, i over 0..<Cg, out-of-range pixels skipped.
-/// Accumulates in Double.
+/// Accumulates in Double. With a fused residual (`Conv2DAttributes.residual`, input 1 r of the
+/// output's shape), then y = residual.activation(y + r), the sum in float32 as the unfused `add`.
 /// - Complexity: N·Ho·Wo·Cout·kH·kW·Cin/groups multiply-adds.
 final class ReferenceConv2D: Kernel {
     let n, h, w, cin, oh, ow, cout, kh, kw, sh, sw, dh, dw, top, left, groups: Int
@@ -17,6 +18,8 @@ final class ReferenceConv2D: Kernel {
     let weight: [Float]
     let bias: [Float]
     let activation: Activation?
+    // MARK: residual add fusion (issue 12)
+    let residual: ResidualAdd?
 
     static func make(_ ctx: KernelContext) throws -> Kernel? {
         guard case let .conv2d(a) = ctx.node.op else { return nil }
@@ -40,6 +43,11 @@ final class ReferenceConv2D: Kernel {
         weight = packed
         bias = ctx.optionalWeightValues("bias") ?? [Float](repeating: 0, count: cout)
         activation = a.activation
+        residual = a.residual
+        if residual != nil, ctx.inputTypes.count != 2 || ctx.inputTypes[1].shape != y {
+            throw RuntimeError.unsupportedOp(node: ctx.node.name, op: ctx.node.op.name,
+                                             message: "a conv2d with a fused residual needs input 1 of the output's shape \(y)")
+        }
     }
 
     func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
@@ -65,5 +73,10 @@ final class ReferenceConv2D: Kernel {
             } } } }
         }
         applyActivation(activation, y, count: n * oh * ow * cout)
+        if let residual {
+            let r = inputs[1], count = n * oh * ow * cout
+            for i in 0..<count { y[i] += r[i] }
+            applyActivation(residual.activation, y, count: count)
+        }
     }
 }

@@ -1,0 +1,102 @@
+// MARK: residual add fusion (issue 12)
+import CDNNL
+import Foundation
+import MLGraph
+
+/// Builds the oneDNN kernel of a convolution with a fused residual (`Conv2DAttributes.residual`):
+/// y = residual.activation(activation(conv(x) + bias) + r).
+///
+/// Preferred form: one primitive whose post-ops are the eltwise chain of `activation`, a `sum`
+/// (dst = result + dst, scale 1) and the eltwise chain of `residual.activation`; the destination
+/// must then hold r when the primitive starts. The kernel copies r into y first unless the memory
+/// plan gave y r's buffer (`inPlaceInputIndex` 1: r is an intermediate read by no later node),
+/// so the copy disappears in ResNet / MobileNetV2 blocks. When oneDNN has no eltwise equivalent of
+/// an activation (`dnnlEltwiseChain` nil) or refuses the chain, the convolution runs with
+/// `activation` fused as far as it can be, then the sum and the residual activation are applied
+/// here with the reference scalar definitions (same order, float32).
+func makeResidualDNNLConvolution(_ ctx: KernelContext, opDesc: UnsafeRawPointer, activation: Activation?,
+                                 residual: ResidualAdd, weight: ConstantTensor, plainWeights: dnnl_memory_desc_t,
+                                 bias: ConstantTensor?, biasMD: dnnl_memory_desc_t,
+                                 src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t) throws -> Kernel {
+    let engine = try DNNLEngine.get()
+    let what = "dnnl_primitive_desc_create (convolution with residual sum)"
+    var fused: DNNLPrimitiveDesc?
+    if let before = dnnlEltwiseChain(activation), let after = dnnlEltwiseChain(residual.activation) {
+        let attr = try DNNLAttr(postOps: before + after, sumAt: before.count)
+        var pd: dnnl_primitive_desc_t?
+        let s = dnnl_primitive_desc_create(&pd, opDesc, attr.handle, engine, nil)
+        if s == dnnl_success, let pd {
+            fused = DNNLPrimitiveDesc(pd)
+        } else if s != dnnl_unimplemented {
+            throw DNNLError(status: s, call: what)
+        }
+    }
+    let pd: DNNLPrimitiveDesc, leftover: Activation?
+    if let fused {
+        (pd, leftover) = (fused, nil)
+    } else {
+        (pd, leftover) = try dnnlPrimitiveDesc(activation: activation, what: what) { attr in
+            var pd: dnnl_primitive_desc_t?
+            let s = dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nil)
+            return (s, pd)
+        }
+    }
+    let storage = DNNLStorage()
+    let chosen = try pd.md(dnnl_query_weights_md)
+    let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
+    var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
+    if let bias {
+        constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
+    }
+    let exe = try DNNLExecutable(
+        pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
+        constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
+    return DNNLResidualConvKernel(exe, count: ctx.outputTypes[0].elementCount, sumFused: fused != nil,
+                                  leftover: leftover, residualActivation: residual.activation)
+}
+
+/// The kernel of `makeResidualDNNLConvolution`: inputs (x, r), output y.
+final class DNNLResidualConvKernel: Kernel {
+    let executable: DNNLExecutable
+    let count: Int
+    /// Whether the primitive runs the sum and the residual activation (post-ops).
+    let sumFused: Bool
+    /// The convolution's activation oneDNN could not fuse (only when `sumFused` is false).
+    let leftover: Activation?
+    let residualActivation: Activation?
+
+    init(_ executable: DNNLExecutable, count: Int, sumFused: Bool, leftover: Activation?, residualActivation: Activation?) {
+        self.executable = executable
+        self.count = count
+        self.sumFused = sumFused
+        self.leftover = leftover
+        self.residualActivation = residualActivation
+    }
+
+    /// With the sum fused, y may take r's buffer (the sum post-op reads dst before writing it).
+    var supportsInPlace: Bool { sumFused }
+    var inPlaceInputIndex: Int { 1 }
+
+    func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
+        guard inputs.count == 2, let y = outputs.first else { return }
+        let x = inputs[0], r = inputs[1]
+        if sumFused {
+            if UnsafePointer(y) != r { y.update(from: r, count: count) }
+            if !executable.execute(inputs: [x], outputs: [y]) { y.update(repeating: .nan, count: count) }
+            return
+        }
+        guard executable.execute(inputs: [x], outputs: [y]) else {
+            y.update(repeating: .nan, count: count)  // cannot happen after a successful prepare
+            return
+        }
+        let leftover = self.leftover.flatMap { $0.isIdentity ? nil : $0 }
+        let after = residualActivation.flatMap { $0.isIdentity ? nil : $0 }
+        for i in 0..<count {
+            var v = y[i]
+            if let leftover { v = leftover.apply(v) }
+            v += r[i]
+            if let after { v = after.apply(v) }
+            y[i] = v
+        }
+    }
+}
