@@ -1,11 +1,14 @@
 // MARK: errors (issue 13): the CoreMLFormat errors in the one error model.
+import AtomicFile
 import Diagnostics
 
 extension CoreMLFormatError: MLConvDiagnostic {
     public var diagnosticCategory: DiagnosticCategory {
         switch self {
+        case let .unreadable(_, reason) where CoreMLFormatError.isWriteFailure(reason):
+            return .io  // `Spec.Model.write(toFile:)` reports AtomicFile failures as .unreadable
         case .unreadable, .notAModel, .invalidPackage, .invalidValue: return .inputFile
-        case .cannotEncode: return .io
+        case .cannotEncode: return .internal
         }
     }
     public var diagnosticFile: String? {
@@ -64,5 +67,13 @@ extension MLProgramExportError: MLConvDiagnostic {
     public var diagnosticLocation: DiagnosticLocation? {
         if case let .unsupportedOp(node, _, _) = self { return DiagnosticLocation(.node, node) }
         return nil
+    }
+}
+
+extension CoreMLFormatError {
+    /// Whether `reason` is an `AtomicFileError.reason` ("cannot <operation> …").
+    static func isWriteFailure(_ reason: String) -> Bool {
+        let ops: [AtomicFileError.Operation] = [.createTemporary, .write, .sync, .close, .rename]
+        return ops.contains { reason.hasPrefix("cannot \($0.rawValue)") }
     }
 }

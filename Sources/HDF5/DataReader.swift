@@ -239,6 +239,7 @@ struct DataReader {
         H5Tset_size(memoryType, mlconv_H5T_VARIABLE())
         H5Tset_cset(memoryType, H5Tget_cset(typeID))
         try checkMemoryLimit(elementSize: MemoryLayout<UnsafeMutablePointer<CChar>?>.stride, what: "the \(count) strings")  // MARK: errors (issue 13)
+        try checkGlobalHeap()  // MARK: errors (issue 13): libhdf5 guard (GlobalHeapCheck)
         var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
         let status = pointers.withUnsafeMutableBytes { raw in
             readAll(memoryType, raw.baseAddress!)

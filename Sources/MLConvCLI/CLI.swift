@@ -65,6 +65,7 @@ public enum MLConv {
     public static func main(_ rawArguments: [String], console: Console = .standard) -> Int32 {
         // MARK: errors (issue 13): global options (--max-memory)
         let arguments: [String]
+        defer { MemoryLimit.set(nil) }  // the limit holds for this command only
         do { arguments = try GlobalOptions.apply(rawArguments) } catch {
             console.error("mlconv: error: \(error)\n\n" + usage)
             return 2

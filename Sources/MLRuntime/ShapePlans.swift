@@ -29,6 +29,7 @@ final class ExecutionPlan: @unchecked Sendable {
             kernels.append(try KernelRegistry.makeKernel(ctx, referenceOnly: referenceOnly))
         }
         let plan = MemoryPlan(graph: typed) { kernels[$0].supportsInPlace }
+        try ExecutionPlan.checkMemoryLimit(plan, graph: typed)  // MARK: errors (issue 13): --max-memory
         memoryPlan = plan
         steps = zip(typed.nodes, kernels).map { node, kernel in
             Model.Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel, typed: kernel as? TypedKernel,

@@ -87,7 +87,7 @@ final class HookOptionsTests: XCTestCase {
         let model = path("Fixtures/keras/style_transfer_lambda_k2/model.h5")
         let bundle = dir.appendingPathComponent("s.mlbundle").path
         let fail = CLIRun(["keras", model, "--no-auto-lambda", "-o", bundle])
-        XCTAssertEqual(fail.status, 1)
+        XCTAssertEqual(fail.status, 4)  // unsupported model (issue 13 exit codes)
         for s in ["'res_crop_0' (Lambda): Python function res_crop(x)", "'rescale_output' (Lambda)",
                   "fix: --lower res_crop=crop:2,2,2,2   or   --custom-layer res_crop=ResCropBlockLambda",
                   "fix: --lower rescale_output=affine:SCALE,OFFSET   or   --custom-layer rescale_output=RescaleOutputLambda",
