@@ -3,6 +3,7 @@
 //
 // Module graph (see docs/ARCHITECTURE.md):
 //   C shims (system libraries, no stable API): CHDF5, CDNNL, CZip
+//   Diagnostics    the one error model: MLConvDiagnostic, exit-code categories, renderer, --max-memory (docs/ERRORS.md)
 //   AtomicFile     atomic file replacement (temp + fsync + rename, signal and kill -9 cleanup)
 //   MLGraph        typed graph IR, shape inference, verifier (pure Swift)
 //   HDF5           Swift wrapper over libhdf5 (CHDF5)

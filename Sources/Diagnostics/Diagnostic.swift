@@ -53,7 +53,7 @@ public enum DiagnosticCategory: Int32, CaseIterable, Sendable, CustomStringConve
         switch self {
         case .inputFile: return "an input file is missing, unreadable, of the wrong kind, truncated or damaged"
         case .usage: return "bad command line (unknown command or option, missing or malformed value)"
-        case .numericCheckFailed: return "a numeric check failed (compare --min-snr)"
+        case .numericCheckFailed: return "a numeric check failed (compare --min-snr, an fp16 overflow, a diverged update)"
         case .unsupportedModel: return "the model uses a layer, op or feature mlconv does not support"
         case .io: return "writing an output failed (unwritable directory, disk full)"
         case .resourceLimit: return "a file asks for more memory than --max-memory allows"
