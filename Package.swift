@@ -3,6 +3,7 @@
 //
 // Module graph (see docs/ARCHITECTURE.md):
 //   C shims (system libraries, no stable API): CHDF5, CDNNL, CZip
+//   Diagnostics    the one error model: MLConvDiagnostic, exit-code categories, renderer, --max-memory (docs/ERRORS.md)
 //   AtomicFile     atomic file replacement (temp + fsync + rename, signal and kill -9 cleanup)
 //   MLGraph        typed graph IR, shape inference, verifier (pure Swift)
 //   HDF5           Swift wrapper over libhdf5 (CHDF5)
@@ -45,21 +46,24 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("protobuf-c")]),
 
         // MARK: Public modules
-        .target(name: "AtomicFile"),
-        .target(name: "MLGraph"),
-        .target(name: "HDF5", dependencies: ["CHDF5"]),
-        .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5", "CZip"]),
-        .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile"]),
-        .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile"],
+        // MARK: errors (issue 13): the one error model (MLConvDiagnostic, exit-code categories,
+        // renderer, --max-memory limit); every module below depends on it.
+        .target(name: "Diagnostics"),
+        .target(name: "AtomicFile", dependencies: ["Diagnostics"]),
+        .target(name: "MLGraph", dependencies: ["Diagnostics"]),
+        .target(name: "HDF5", dependencies: ["CHDF5", "Diagnostics"]),
+        .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5", "CZip", "Diagnostics"]),
+        .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile", "Diagnostics"]),
+        .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile", "Diagnostics"],
                 exclude: ["proto"]),
-        .target(name: "MLPasses", dependencies: ["MLGraph", "CoreMLFormat"]),  // CoreMLFormat: ML program compression (MLProgram/)
-        .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile"]),
-        .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile"]),
-        .target(name: "MLPrediction", dependencies: ["MLGraph", "CoreMLFormat", "MLRuntime", "ImageIO"]),
-        .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime"]),
+        .target(name: "MLPasses", dependencies: ["MLGraph", "CoreMLFormat", "Diagnostics"]),  // CoreMLFormat: ML program compression (MLProgram/)
+        .target(name: "ImageIO", dependencies: ["CImageIO", "AtomicFile", "Diagnostics"]),
+        .target(name: "MLRuntime", dependencies: ["MLGraph", "MLBundle", "CDNNL", "AtomicFile", "Diagnostics"]),
+        .target(name: "MLPrediction", dependencies: ["MLGraph", "CoreMLFormat", "MLRuntime", "ImageIO", "Diagnostics"]),
+        .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime", "Diagnostics"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv"],
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv", "Diagnostics"],
                 // Swift 6.3's SIL CopyPropagation pass breaks ownership in some of this module's
                 // large command functions in release builds ("Found ownership error?!", compiler
                 // abort); the pass is skipped for this module only. The library modules build as usual.
@@ -67,7 +71,7 @@ let package = Package(
         .executableTarget(name: "mlconv", dependencies: ["MLConvCLI"]),
         // MARK: front door (issue 15): the Swift API (`import MLConv`) and its C ABI (mlconv.h)
         .target(name: "MLConv",
-                dependencies: ["MLGraph", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO", "MLPrediction"],
+                dependencies: ["MLGraph", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO", "MLPrediction", "Diagnostics"],
                 exclude: ["MLConv.docc"]),
         .target(name: "CMLConv"),
         .target(name: "MLConvC", dependencies: ["MLConv", "CMLConv"]),
@@ -90,5 +94,7 @@ let package = Package(
         .testTarget(name: "MLConvCLITests", dependencies: ["MLConvCLI", "TestSupport"]),
         // MARK: front door (issue 15)
         .testTarget(name: "MLConvTests", dependencies: ["MLConv", "MLConvC", "CMLConv"]),
+        // MARK: errors (issue 13)
+        .testTarget(name: "DiagnosticsTests", dependencies: ["Diagnostics"]),
     ]
 )

@@ -35,6 +35,7 @@ public enum AtomicDirectory {
     public static func write(to path: String, _ body: (String) throws -> Void) throws {
         let dir = AtomicFile.directory(of: path)
         let name = (path as NSString).lastPathComponent
+        restoreSetAside(for: path)  // MARK: errors (issue 13): a kill -9 between the two renames
         removeStaleDirectories(in: dir, name: name)
 
         var tmp = ""

@@ -31,11 +31,32 @@ const char *cimg_library_versions(void) {
 #endif
 }
 
-// Checks width × height × channels against CIMG_MAX_PIXELS and size_t overflow.
+// MARK: errors (issue 13): the memory limit (--max-memory) for decoded pixels; 0: none.
+static _Atomic size_t cimg_max_bytes = 0;
+void cimg_set_max_bytes(size_t bytes) { cimg_max_bytes = bytes; }
+size_t cimg_get_max_bytes(void) { return cimg_max_bytes; }
+
+// Checks width × height × channels against CIMG_MAX_PIXELS and size_t overflow, and the
+// decoded RGB size (3 bytes a pixel) against cimg_max_bytes.
 static int cimg_size_ok(size_t width, size_t height) {
     if (width == 0 || height == 0) return 0;
     if (width > CIMG_MAX_PIXELS / height) return 0;
+    size_t limit = cimg_max_bytes;
+    if (limit != 0 && width * height > limit / 3) return 0;
     return 1;
+}
+
+// The message of a failed cimg_size_ok: which limit the image exceeds.
+static void cimg_size_message(char *text, size_t size, size_t width, size_t height) {
+    size_t limit = cimg_max_bytes;
+    if (width != 0 && height != 0 && width <= CIMG_MAX_PIXELS / height && limit != 0) {
+        snprintf(text, size, "image of %lu x %lu pixels needs %lu bytes decoded, more than the memory limit of %lu bytes; "
+                 "raise it with --max-memory if the file is trusted",
+                 (unsigned long)width, (unsigned long)height, (unsigned long)(width * height * 3), (unsigned long)limit);
+    } else {
+        snprintf(text, size, "image of %lu x %lu pixels exceeds the limit of %lu pixels",
+                 (unsigned long)width, (unsigned long)height, (unsigned long)CIMG_MAX_PIXELS);
+    }
 }
 
 // MARK: - PNG
@@ -117,9 +138,8 @@ cimg_status cimg_png_decode(const unsigned char *data, size_t size, cimg_image *
     int color_type = png_get_color_type(png, info);
     int bit_depth = png_get_bit_depth(png, info);
     if (!cimg_size_ok(width, height)) {
-        char text[160];
-        snprintf(text, sizeof text, "image of %lu x %lu pixels exceeds the limit of %lu pixels",
-                 (unsigned long)width, (unsigned long)height, (unsigned long)CIMG_MAX_PIXELS);
+        char text[240];
+        cimg_size_message(text, sizeof text, width, height);
         context.status = CIMG_ERR_TOO_LARGE;
         png_error(png, text);
     }
@@ -381,10 +401,8 @@ cimg_status cimg_jpeg_decode(const unsigned char *data, size_t size, cimg_image 
     }
     }
     if (!cimg_size_ok(cinfo.image_width, cinfo.image_height)) {
-        char text[160];
-        snprintf(text, sizeof text, "image of %lu x %lu pixels exceeds the limit of %lu pixels",
-                 (unsigned long)cinfo.image_width, (unsigned long)cinfo.image_height,
-                 (unsigned long)CIMG_MAX_PIXELS);
+        char text[240];
+        cimg_size_message(text, sizeof text, cinfo.image_width, cinfo.image_height);
         cimg_set_message(message, message_size, text);
         error.status = CIMG_ERR_TOO_LARGE;
         longjmp(error.jump, 1);

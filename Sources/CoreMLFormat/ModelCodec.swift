@@ -2,6 +2,7 @@
 import CCoreMLProto
 import AtomicFile
 import Foundation
+import Diagnostics
 
 extension Spec.Model {
     /// Decodes a serialized Core ML model (the contents of an `.mlmodel` file, or of
@@ -91,6 +92,8 @@ extension Spec.Model {
         } catch {
             throw CoreMLFormatError.unreadable(file: path, reason: error.localizedDescription)
         }
+        // MARK: errors (issue 13): --max-memory (the decoded message takes about the file's size)
+        try MemoryLimit.check(bytes: data.count, for: "the Core ML model (\(data.count) bytes of protobuf, decoded in memory)", file: path)
         return try decode(data, fileName: path)
     }
 

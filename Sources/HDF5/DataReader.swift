@@ -210,6 +210,7 @@ struct DataReader {
     /// All elements converted to `T` through libhdf5's conversion to `memoryType`.
     func readNumericArray<T>(memoryType: hid_t, as: T.Type) throws(HDF5Error) -> [T] {
         let count = description.elementCount
+        try checkMemoryLimit(elementSize: MemoryLayout<T>.stride, what: "the \(count) values")  // MARK: errors (issue 13)
         var failure: HDF5Error?
         let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
             failure = readNumeric(memoryType: memoryType, into: buffer)
@@ -237,6 +238,8 @@ struct DataReader {
         defer { H5Tclose(memoryType) }
         H5Tset_size(memoryType, mlconv_H5T_VARIABLE())
         H5Tset_cset(memoryType, H5Tget_cset(typeID))
+        try checkMemoryLimit(elementSize: MemoryLayout<UnsafeMutablePointer<CChar>?>.stride, what: "the \(count) strings")  // MARK: errors (issue 13)
+        try checkGlobalHeap()  // MARK: errors (issue 13): libhdf5 guard (GlobalHeapCheck)
         var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
         let status = pointers.withUnsafeMutableBytes { raw in
             readAll(memoryType, raw.baseAddress!)
@@ -262,6 +265,7 @@ struct DataReader {
                                 found: description.description,
                                 hint: HDF5Hint.corrupt)
         }
+        try checkMemoryLimit(elementSize: size, what: "the \(count) strings")  // MARK: errors (issue 13)
         let memoryType = H5Tcopy(typeID)
         guard memoryType >= 0 else {
             throw context.libraryError(.libraryFailure, "cannot make a string memory type")

@@ -45,6 +45,10 @@ public struct HDF5Error: Error, CustomStringConvertible, Equatable, Sendable {
         case readFailed = "read failed"
         /// Any other failure reported by libhdf5.
         case libraryFailure = "libhdf5 failure"
+        // MARK: errors (issue 13)
+        /// A dataset or attribute declares more data than `MemoryLimit.current` (`--max-memory`)
+        /// allows; nothing was allocated.
+        case memoryLimitExceeded = "memory limit exceeded"
     }
 
     /// What went wrong, coarsely.

@@ -2,6 +2,7 @@
 import CImageIO
 import AtomicFile
 import Foundation
+import Diagnostics
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -85,6 +86,7 @@ public enum ImageCodec {
         guard let format = format(of: data) else {
             throw ImageIOError.unrecognizedFormat(path: path, firstBytes: Array(data.prefix(16)))
         }
+        cimg_set_max_bytes(MemoryLimit.current)  // MARK: errors (issue 13): --max-memory
         var image = cimg_image()
         var message = [CChar](repeating: 0, count: 512)
         let status: cimg_status = data.withUnsafeBytes { raw in

@@ -62,6 +62,8 @@ final class HDF5KerasFile: KerasWeightFile {
 
     private func wrap<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let e as HDF5Error {
+            // MARK: errors (issue 13): a memory-limit refusal keeps its own type (exit status 6)
+            if e.kind == .memoryLimitExceeded { throw e }
             throw KerasConversionError.hdf5(file: file.path, message: e.description)
         }
     }

@@ -84,7 +84,7 @@ func status(of error: Error, opening: Bool) -> mlconv_status {
 @discardableResult
 func fail(_ error: Error, opening: Bool) -> Int32 {
     let s = status(of: error, opening: opening)
-    mlconv__set_last_error(String(describing: error))
+    mlconv__set_last_error(diagnosticMessage(for: error))  // MARK: errors (issue 13): the one renderer
     return Int32(bitPattern: s.rawValue)
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MLConv
+import Diagnostics
 
 /// Where a command writes: standard output and standard error, replaceable in tests.
 public final class Console {
@@ -53,12 +54,22 @@ public enum MLConv {
         """
         for c in commands { s += "  " + c.name.padding(toLength: 10, withPad: " ", startingAt: 0) + c.summary + "\n" }
         s += "\nRun `mlconv <command> --help` for a command's options."
+        s += "\n\n" + GlobalOptions.help + "\n\n" + exitStatusHelp  // MARK: errors (issue 13)
         return s
     }
 
     /// Runs mlconv with `arguments` (without the program name). Returns the exit status:
-    /// 0 success, 1 error (message on stderr), 2 usage error.
-    public static func main(_ arguments: [String], console: Console = .standard) -> Int32 {
+    /// 0 success, else the error's `DiagnosticCategory.exitCode` (message on stderr, printed by
+    /// `DiagnosticRenderer`): 1 input file, 2 usage, 3 numeric check failed, 4 unsupported
+    /// model, 5 I/O, 6 resource limit, 70 internal.
+    public static func main(_ rawArguments: [String], console: Console = .standard) -> Int32 {
+        // MARK: errors (issue 13): global options (--max-memory)
+        let arguments: [String]
+        defer { MemoryLimit.set(nil) }  // the limit holds for this command only
+        do { arguments = try GlobalOptions.apply(rawArguments) } catch {
+            console.error("mlconv: error: \(error)\n\n" + usage)
+            return 2
+        }
         guard let first = arguments.first else { console.error(usage); return 2 }
         if first == "--help" || first == "-h" || first == "help" { console.print(usage); return 0 }
         if first == "--version" { console.print("mlconv \(version)"); return 0 }
@@ -75,8 +86,8 @@ public enum MLConv {
             console.error("mlconv \(command.name): error: \(e.message)\nRun `mlconv \(command.name) --help` for its usage.")
             return 2
         } catch {
-            console.error("mlconv \(command.name): error: \(error)")
-            return 1
+            console.error(DiagnosticRenderer.render(error, prefix: "mlconv \(command.name): "))
+            return exitStatus(for: error)
         }
     }
 }

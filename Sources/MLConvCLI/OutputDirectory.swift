@@ -11,7 +11,7 @@ import MLConv
 ///   "it is not writable", or the system's reason (`strerror`) the directory cannot be created.
 func prepareOutputDirectory(_ dir: URL, option: String) throws {
     func fail(_ reason: String) -> CLIError {
-        CLIError("\(option): cannot write '\(dir.path)': \(reason); nothing was written (check that the directory exists and is writable)")
+        CLIError("\(option): cannot write '\(dir.path)': \(reason); nothing was written (check that the directory exists and is writable)", category: .io)
     }
     let fm = FileManager.default
     var isDir: ObjCBool = false

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import AtomicFile
 import Foundation
+import Diagnostics
 import MLGraph
 
 /// Errors reading or writing NumPy `.npy` files. Each names the file (its path, or the name given
@@ -107,6 +108,8 @@ public enum NPY {
             guard raw.count >= needed else {
                 throw NPYError.truncated(file: name, expectedBytes: needed, foundBytes: raw.count)
             }
+            // MARK: errors (issue 13): --max-memory before the array is copied out of the file
+            try MemoryLimit.check(count: count, elementSize: byteSize, for: "the array of shape \(shape) (\(descr))", file: name)
             let body = UnsafeRawBufferPointer(rebasing: raw[dataStart..<needed])
             if byteSize == 8 && type == .float32 {  // <f8, converted to float32
                 let scalars = (0..<count).map { Float(Double(bitPattern: UInt64(littleEndian: body.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)))) }

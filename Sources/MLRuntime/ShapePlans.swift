@@ -30,6 +30,7 @@ final class ExecutionPlan: @unchecked Sendable {
         }
         let plan = MemoryPlan(graph: typed, inPlace: { kernels[$0].supportsInPlace },
                               inPlaceInput: { kernels[$0].inPlaceInputIndex })
+        try ExecutionPlan.checkMemoryLimit(plan, graph: typed)  // MARK: errors (issue 13): --max-memory
         memoryPlan = plan
         steps = zip(typed.nodes, kernels).map { node, kernel in
             Model.Step(node: node.name, kernel: kernel, throwing: kernel as? ThrowingKernel, typed: kernel as? TypedKernel,

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import MLConvCLI
 import TestSupport
@@ -22,7 +23,10 @@ final class CrashRegressionTests: XCTestCase {
                         .replacingOccurrences(of: "{fixtures}", with: TestPaths.repositoryRoot.appendingPathComponent("Fixtures").path)
                 }
                 let r = CLIRun(args)
-                XCTAssertTrue(r.status == 1 || r.status == 2, "\(c.file) \(command): status \(r.status) (\(c.why)); stdout: \(r.out.prefix(300))")
+                // A typed refusal: input file (1), usage (2), unsupported model (4) or resource limit (6)
+                // (issue 13's named exit codes) — never success, a trap or internal (70).
+                let refused: [DiagnosticCategory] = [.inputFile, .usage, .unsupportedModel, .resourceLimit]
+                XCTAssertTrue(refused.map(\.exitCode).contains(r.status), "\(c.file) \(command): status \(r.status) (\(c.why)); stdout: \(r.out.prefix(300))")
                 XCTAssertTrue(r.err.contains((c.file as NSString).lastPathComponent), "\(c.file) \(command): the error does not name the file: \(r.err.prefix(500))")
             }
         }

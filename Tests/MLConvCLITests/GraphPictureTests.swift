@@ -152,7 +152,7 @@ final class GraphPictureTests: XCTestCase {
         let dir = try TestPaths.temporaryDirectory(for: self)
         let model = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/classical/pipeline_nested/model.mlmodel").path
         let r = CLIRun(["inspect", model, "--graph", dir.appendingPathComponent("g.pdf").path])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 2)  // usage (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("'.pdf'") && r.err.contains(".svg, .png or .dot"), r.err)
         let old = ProcessInfo.processInfo.environment["PATH"] ?? ""
         setenv("PATH", dir.path, 1)

@@ -112,7 +112,7 @@ final class HookAcceptanceTests: XCTestCase {
         let dir = try TestPaths.temporaryDirectory(for: self)
         let run = CLIRun(["keras", try model("style_transfer_vangogh_reflect.h5").path, "--no-auto-lambda",
                           "-o", dir.appendingPathComponent("x.mlbundle").path])
-        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.status, 4)  // unsupported model (issue 13 exit codes)
         for s in ["7 layers are not supported",
                   "'reflection_padding2d' (ReflectionPadding2D): no built-in converter for this Keras class; input (1, 320, 320, 3) → output (1, 400, 400, 3)",
                   "fix: --lower ReflectionPadding2D=pad:reflect   or   --custom-layer ReflectionPadding2D=ReflectionPadding2D",
@@ -127,7 +127,7 @@ final class HookAcceptanceTests: XCTestCase {
         }
         // By default the Lambdas (pure expressions) are lowered: only the custom class is left.
         let auto = CLIRun(["keras", try model("style_transfer_vangogh_reflect.h5").path, "-o", dir.appendingPathComponent("x.mlbundle").path])
-        XCTAssertEqual(auto.status, 1)
+        XCTAssertEqual(auto.status, 4)  // unsupported model
         XCTAssertTrue(auto.err.contains("1 layer is not supported") && auto.err.contains("'reflection_padding2d' (ReflectionPadding2D)")
                       && !auto.err.contains("res_crop"), auto.err)
     }

@@ -87,7 +87,7 @@ final class HookOptionsTests: XCTestCase {
         let model = path("Fixtures/keras/style_transfer_lambda_k2/model.h5")
         let bundle = dir.appendingPathComponent("s.mlbundle").path
         let fail = CLIRun(["keras", model, "--no-auto-lambda", "-o", bundle])
-        XCTAssertEqual(fail.status, 1)
+        XCTAssertEqual(fail.status, 4)  // unsupported model (issue 13 exit codes)
         for s in ["'res_crop_0' (Lambda): Python function res_crop(x)", "'rescale_output' (Lambda)",
                   "fix: --lower res_crop=crop:2,2,2,2   or   --custom-layer res_crop=ResCropBlockLambda",
                   "fix: --lower rescale_output=affine:SCALE,OFFSET   or   --custom-layer rescale_output=RescaleOutputLambda",
@@ -115,7 +115,7 @@ final class UnmatchedHookTests: XCTestCase {
         let out = dir.appendingPathComponent("x.mlbundle").path
         let r = CLIRun(["keras", model, "--lower", "res_crop=crop:2,2,2,2", "--lower", "rescale_output=affine:127.5,127.5",
                         "--lower", "rescale_ouput=identity", "-o", out])
-        XCTAssertEqual(r.status, 1, r.out)
+        XCTAssertEqual(r.status, 2, r.out)  // usage (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("hook 'rescale_ouput' matches no layer"), r.err)
         XCTAssertTrue(r.err.contains("res_crop_0 (Lambda)"), r.err)  // the layers are listed
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
@@ -132,7 +132,7 @@ final class UnknownCustomClassTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertTrue(r.err.contains("warning: custom layer class 'NoSuchClass' (layer(s) rescale_output)"), r.err)
         let p = CLIRun(["predict", out, "--input", "image=" + TestPaths.repositoryRoot.appendingPathComponent("Fixtures/keras/style_transfer_lambda_k2/input_0.npy").path])
-        XCTAssertEqual(p.status, 1)
+        XCTAssertEqual(p.status, 4)  // unsupported model (issue 13 exit codes)
         XCTAssertTrue(p.err.contains("NoSuchClass"), p.err)
     }
 }

@@ -32,14 +32,14 @@ final class LambdaCLITests: XCTestCase {
         let converted = CLIRun(["keras", model, "-o", bundle])
         XCTAssertEqual(converted.status, 0, converted.err)
         let refused = CLIRun(["keras", model, "--no-auto-lambda", "-o", bundle])
-        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.status, 4)  // unsupported model (issue 13 exit codes)
         XCTAssertTrue(refused.err.contains("6 layers are not supported") && refused.err.contains("--lower res_crop=crop:2,2,2,2"), refused.err)
         let input = path("Fixtures/keras/style_transfer_lambda_k2/input_0.npy")
         let out = dir.appendingPathComponent("out").path
         let predicted = CLIRun(["predict", model, "--input", "image=\(input)", "--output-dir", out])
         XCTAssertEqual(predicted.status, 0, predicted.err)
         let noAuto = CLIRun(["predict", model, "--no-auto-lambda", "--input", "image=\(input)", "--output-dir", out])
-        XCTAssertEqual(noAuto.status, 1)
+        XCTAssertEqual(noAuto.status, 4)  // unsupported model
         XCTAssertTrue(noAuto.err.contains("not supported"), noAuto.err)
     }
 }

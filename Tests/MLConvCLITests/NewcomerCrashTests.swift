@@ -55,7 +55,7 @@ final class NewcomerCrashTests: XCTestCase {
         for (out, reason) in [(file.path, "it is a file, not a directory"),
                               (file.appendingPathComponent("sub").path, "'\(file.path)' is a file, not a directory")] {
             let r = CLIRun(base + ["--output-dir", out])
-            XCTAssertEqual(r.status, 1, r.out)
+            XCTAssertEqual(r.status, 5, r.out)  // I/O (issue 13 exit codes)
             XCTAssertTrue(r.err.contains("--output-dir: cannot write '\(out)': \(reason); nothing was written (check that the directory exists and is writable)"), r.err)
             XCTAssertFalse(r.err.contains("NSCocoaErrorDomain") || r.err.contains("Code="), r.err)
             XCTAssertFalse(r.out.contains("probabilities"), "predicted before checking --output-dir: \(r.out)")

@@ -94,7 +94,7 @@ final class PredictFeatureTests: XCTestCase {
     func testProprietaryPipelineSaysWhereItRuns() throws {
         let url = try TestPaths.sharedFile("corpus/mlmodel/noahgift_cats_dogs.mlmodel")
         let r = CLIRun(["predict", url.path, "--input", "image=" + root.appendingPathComponent("Fixtures/demo/digit_7.png").path])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 4)  // unsupported model (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("stage 0 (visionFeaturePrint)") && r.err.contains("only Apple's Core ML framework"), r.err)
     }
 
@@ -144,7 +144,7 @@ final class PredictFeatureTests: XCTestCase {
         let f = try fixture("pipeline_classifier_scaler_logistic")
         let dir = try TestPaths.temporaryDirectory(for: self)
         let r = CLIRun(["compile", f.model, "-o", dir.appendingPathComponent("x.mlbundle").path])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 4)  // unsupported model (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("mlconv runs it from the .mlmodel itself: `mlconv predict model.mlmodel"), r.err)
     }
 }

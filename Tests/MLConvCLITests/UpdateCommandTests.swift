@@ -56,7 +56,7 @@ final class UpdateCommandTests: XCTestCase {
         try m.write(toFile: path)
         let out = dir.appendingPathComponent("never.mlmodel").path
         let r = CLIRun(["update", path, "--training-data", root.appendingPathComponent("dense_ce_sgd/examples.json").path, "-o", out])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 4)  // unsupported model (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("not marked updatable"), r.err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
@@ -66,7 +66,7 @@ final class UpdateCommandTests: XCTestCase {
         let r = CLIRun(["update", root.appendingPathComponent("dense_ce_sgd/model.mlmodel").path,
                         "--training-data", root.appendingPathComponent("dense_ce_sgd/examples.json").path,
                         "-o", dir.appendingPathComponent("x.mlmodel").path, "--epochs", "7"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 2)  // usage (issue 13 exit codes)
         XCTAssertTrue(r.err.contains("epochs") && r.err.contains("allowed values [1, 3]"), r.err)
     }
 }

@@ -32,6 +32,13 @@ typedef enum {
 /// Largest accepted width × height (guards against headers claiming absurd sizes).
 #define CIMG_MAX_PIXELS ((size_t)1 << 28)
 
+// MARK: errors (issue 13)
+/// Sets the most bytes a decoded image may take (3 bytes a pixel counted); 0: no limit besides
+/// CIMG_MAX_PIXELS. Larger images fail with CIMG_ERR_TOO_LARGE before any pixel is allocated.
+void cimg_set_max_bytes(size_t bytes);
+/// The value set by cimg_set_max_bytes.
+size_t cimg_get_max_bytes(void);
+
 /// A decoded image. `pixels` holds `width * height * channels` bytes, allocated with malloc;
 /// release it with `cimg_free`. `channels` is 1 (gray) or 3 (RGB).
 typedef struct {

@@ -13,6 +13,7 @@
 // Sub-byte data (int4, uint1 … uint6) packs elements LSB first: element i occupies bits
 // [i·n, i·n + n) of the byte stream, bit 0 being the lowest bit of byte 0.
 import Foundation
+import Diagnostics
 import MLGraph
 #if canImport(Glibc)
 import Glibc
@@ -269,6 +270,9 @@ public final class MILBlobFile: @unchecked Sendable {
             throw MILBlobError.typeMismatch(file: path, offset: offset, expected: "\(elementCount) \(expected) elements",
                                             found: "\(b.bytes.count) bytes (\(b.elementCount) elements)")
         }
+        // MARK: errors (issue 13): --max-memory before the constant is expanded to float32
+        try MemoryLimit.check(count: elementCount, elementSize: 4,
+                              for: "the weight blob at offset \(offset) (\(elementCount) \(expected) elements, as float32)", file: path)
         return b
     }
 

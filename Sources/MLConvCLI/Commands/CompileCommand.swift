@@ -57,7 +57,7 @@ enum CompileCommand: Command {
             if (try? CoreMLModelLoader.load(spec, context: ModelLoadContext(name: input.lastPathComponent, threadCount: 1))) != nil {
                 throw CLIError("\(input.lastPathComponent): a \(kind) model is not a neural network, so there is nothing to compile into an .mlbundle; "
                     + "mlconv runs it from the .mlmodel itself: `mlconv predict \(input.lastPathComponent) --input NAME=VALUE …` "
-                    + "(or --inputs rows.json|rows.csv); `mlconv inspect` lists its inputs")
+                    + "(or --inputs rows.json|rows.csv); `mlconv inspect` lists its inputs", category: .unsupportedModel)
             }
         }
         let graph = try loadGraphAndDisabledPasses(input, coreMLHooks: try coreMLHookSpecs(args), milOptions: try milImportOptions(args)).graph

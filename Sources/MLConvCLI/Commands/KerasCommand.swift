@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import CoreMLFormat
 import KerasFrontend
 import MLBundle
@@ -232,7 +233,7 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
         console.print("ML program: specificationVersion \(result.model.specificationVersion), opset \(options.target.opset), "
             + "\(options.precision.rawValue), \(result.weights.count) weight blob(s)")
     default:
-        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle, .mlmodel or .mlpackage")
+        throw CLIError("unsupported output extension '.\(output.pathExtension)' for '\(output.path)'; use .mlbundle, .mlmodel or .mlpackage", category: .usage)
     }
     let size = output.pathExtension.lowercased() == "mlpackage" ? directorySize(output.path)
         : (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
@@ -244,7 +245,10 @@ func writeModel(_ original: Graph, to output: URL, source: String, console: Cons
 /// An error of the CLI itself (bad file argument, incompatible options), printed as is.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
+    /// The exit-code category (issue 13); most CLI errors are about a file argument.
+    var category: DiagnosticCategory = .inputFile
     init(_ message: String) { description = message }
+    init(_ message: String, category: DiagnosticCategory) { description = message; self.category = category }
 }
 
 func formatBytes(_ n: Int) -> String {

@@ -1,0 +1,65 @@
+"""Damaged global heaps under variable-length string attributes (issue 13, libhdf5 guard).
+
+h5py stores Python `str` attributes (what Keras writes for `model_config`, `keras_version`,
+`backend`) as variable-length strings whose bytes live in a global heap collection ("GCOL").
+libhdf5 1.10 copies a heap object with the size its collection records, unchecked: a size past
+the collection's end made `mlconv keras` / `inspect` die of SIGSEGV inside H5Aread (memcpy).
+Each case is a valid Keras 2 file (built with h5py, libver='earliest', in memory, no
+timestamps) with one field of its first global heap collection overwritten.
+Needs h5py (run Scripts/make_crash_fixtures.py with /root/.cache/mlconv-venv/bin/python).
+"""
+import io, json, struct
+
+COMMANDS = [["keras", "{file}", "-o", "{tmp}/x.mlbundle"], ["inspect", "{file}"]]
+
+
+def _vlen_keras_file():
+    import h5py, numpy as np
+    model = {"class_name": "Sequential", "config": {"name": "s", "layers": [
+        {"class_name": "Dense", "config": {"name": "d", "units": 2, "batch_input_shape": [None, 3],
+                                            "activation": "linear", "use_bias": True}}]}}
+    bio = io.BytesIO()
+    with h5py.File(bio, "w", libver="earliest", track_order=False) as f:
+        f.attrs["keras_version"] = "2.15.0"          # str: variable-length, in the global heap
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["model_config"] = json.dumps(model, sort_keys=True)
+        mw = f.create_group("model_weights")
+        mw.attrs["layer_names"] = np.array([b"d"])
+        g = mw.create_group("d")
+        g.attrs["weight_names"] = np.array([b"d/kernel:0", b"d/bias:0"], dtype="S64")
+        g.create_dataset("d/kernel:0", data=np.ones((3, 2), "<f4"), track_times=False)
+        g.create_dataset("d/bias:0", data=np.zeros(2, "<f4"), track_times=False)
+    return bytearray(bio.getvalue())
+
+
+def _objects(b, at):
+    """(offset, index, size) of the objects of the collection at `at` (size of lengths 8)."""
+    size = struct.unpack_from("<Q", b, at + 8)[0]
+    o, out = at + 16, []
+    while o + 16 <= at + size:
+        index, _, _, n = struct.unpack_from("<HHIQ", b, o)
+        if index == 0:
+            break
+        out.append((o, index, n))
+        o += 16 + ((n + 7) & ~7)
+    return out
+
+
+def cases():
+    base = _vlen_keras_file()
+    at = base.find(b"GCOL")
+    assert at > 0, "no global heap collection: h5py no longer writes str attributes as vlen strings?"
+    objects = _objects(base, at)
+    assert len(objects) >= 3, objects
+    for label, size in (("2p62", 2 ** 62), ("2p31", 2 ** 31)):
+        for o, index, n in objects[:1]:
+            b = bytearray(base)
+            struct.pack_into("<Q", b, o + 8, size)
+            yield {
+                "file": f"keras/global_heap_object_size_{label}.h5",
+                "data": bytes(b),
+                "commands": COMMANDS,
+                "why": f"vlen str attribute whose global heap object {index} (of {n} bytes) claims {size} bytes, past "
+                       "its collection: libhdf5's H5Aread memcpy'd wild memory (SIGSEGV). Now HDF5Error.corruptFile "
+                       "from GlobalHeapCheck before libhdf5 reads variable-length data.",
+            }

@@ -1,0 +1,47 @@
+// MARK: errors (issue 13): the MLGraph errors in the one error model.
+import Diagnostics
+
+extension GraphError: MLConvDiagnostic {
+    /// An invalid graph read from a file is a bad input file; a pass that broke a graph, or an
+    /// unknown pass name, is not the file's fault.
+    public var diagnosticCategory: DiagnosticCategory {
+        switch self {
+        case .invalidNode, .invalidTopology, .invalidConstant, .invalidAttribute: return .inputFile
+        case .passProducedInvalidGraph: return .internal
+        case .unknownPass, .duplicatePassName: return .usage
+        }
+    }
+    public var diagnosticLocation: DiagnosticLocation? {
+        switch self {
+        case let .invalidNode(node, _, _): return DiagnosticLocation(.node, node)
+        case let .invalidAttribute(op, _, _, _): return DiagnosticLocation(.op, op)
+        case let .unknownPass(name, _): return DiagnosticLocation(.option, name)
+        default: return nil
+        }
+    }
+    public var diagnosticExpected: String? {
+        if case let .invalidAttribute(_, _, expected, _) = self { return expected }
+        return nil
+    }
+    public var diagnosticFound: String? {
+        if case let .invalidAttribute(_, _, _, found) = self { return found }
+        return nil
+    }
+}
+
+extension FlexibleShapeError: MLConvDiagnostic {
+    public var diagnosticCategory: DiagnosticCategory { .unsupportedModel }
+    public var diagnosticLocation: DiagnosticLocation? { DiagnosticLocation(.input, input) }
+}
+
+extension MatMulShapeError: MLConvDiagnostic {
+    public var diagnosticCategory: DiagnosticCategory { .inputFile }
+}
+
+extension EinsumSyntaxError: MLConvDiagnostic {
+    public var diagnosticCategory: DiagnosticCategory { .inputFile }
+}
+
+extension EinsumSizeConflict: MLConvDiagnostic {
+    public var diagnosticCategory: DiagnosticCategory { .inputFile }
+}
