@@ -449,7 +449,7 @@ def report(a, rows, busy_rows, profiles):
             if r["threads"] != t:
                 continue
             ort, tf = r.get("ort", {}).get("median_ms"), r.get("tf", {}).get("median_ms")
-            line = (f"{r['name']:<22}{r['convert_ms']:9.1f}{r["mlconv_ms"]:10.3f}{fmt(ort, "10.3f", 10)}{fmt(tf, "10.2f", 10)}"
+            line = (f"{r['name']:<22}{r['convert_ms']:9.1f}{r['mlconv_ms']:10.3f}{fmt(ort, '10.3f', 10)}{fmt(tf, '10.2f', 10)}"
                     f"{fmt(ratio(r['mlconv_ms'], ort), '7.2f', 7)}{fmt(ratio(r['mlconv_ms'], tf), '7.2f', 7)}")
             if a.baseline:
                 line += f"{r['base_ms']:10.2f}{fmt(ratio(r['base_ms'], ort), '9.2f', 9)}"
