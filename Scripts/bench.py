@@ -420,7 +420,7 @@ def main():
                     busy_rows.append((name, t, row["mlconv_ms"], ob, row["ort"]["median_ms"], rb))
                 if a.profile:
                     profiles.append((name, t, *profile(a.mlconv, fx, bundle, t, a.profile)))
-                print(f"  measured {name} at {t} thread(s)", file=sys.stderr)
+                print(f"  measured {name} at {t} thread(s): {json.dumps(row)}", file=sys.stderr, flush=True)
     a.load_after = os.getloadavg()
     report(a, rows, busy_rows, profiles)
 
