@@ -12,8 +12,8 @@ Python venv). For each model and each thread count (default 1 and 2):
                  already loaded: mlconv `mlconv.Model(bundle)` (the C library through the Python
                  package) + first `predict`; ORT `InferenceSession(...)` + first `run`; TF
                  `load_model(.h5)` + first call.
-  peak RSS       ru_maxrss of the process that did the load and the timed runs (os.wait4 on the
-                 child). Every runtime is hosted the same way (a fresh Python with NumPy and that
+  peak RSS       ru_maxrss of the process that did the load and the timed runs (os.wait4 on it,
+                 run as a grandchild of a tiny launcher: see `spawn`). Every runtime is hosted the same way (a fresh Python with NumPy and that
                  runtime's library imported), so the Python baseline is in each number; "import MB"
                  is the RSS before the model was opened.
 
@@ -252,15 +252,30 @@ def worker_mlconv(job):
 WORKERS = {"generate": worker_generate, "export": worker_export, "tf": worker_tf, "ort": worker_ort, "mlconv": worker_mlconv}
 
 
+# A child's ru_maxrss starts at its parent's peak RSS (Linux records the forked copy of the parent's
+# address space as the child's high-water mark at exec), so a child of a big process can never
+# report less than its parent. The measured command therefore runs as the grandchild of this tiny
+# launcher (python -S, a few MB), which reports the grandchild's rusage.
+LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def spawn(cmd, env=None):
-    """Runs cmd to completion; returns (stdout, stderr, returncode, peak RSS MB of that child)."""
-    with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
-        p = subprocess.Popen(cmd, stdout=so, stderr=se, env=env)
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
+    """Runs cmd to completion; returns (stdout, stderr, returncode, peak RSS MB of that process)."""
+    with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se, \
+            tempfile.NamedTemporaryFile("r", suffix=".maxrss") as rss:
+        rc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, rss.name] + list(cmd), stdout=so, stderr=se, env=env).returncode
         so.seek(0)
         se.seek(0)
-        return so.read(), se.read(), p.returncode, usage.ru_maxrss / 1024.0
+        text = rss.read().strip()
+        return so.read(), se.read(), rc, (int(text) / 1024.0 if text else None)
 
 
 def worker(kind, job):

@@ -7,22 +7,21 @@ fixed seed and random batch-norm statistics (no weight download), 224×224×3, b
 runs, same thread count for every route; peak RSS of that `mlconv predict` process. Also checks that the ML program's output matches the
 Keras route's (max |Δ|).
 """
-import argparse, os, re, subprocess, tempfile
+import argparse, os, re, subprocess, sys, tempfile
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import spawn  # peak RSS of the measured process (not a floor at this TensorFlow process's peak)
 
 
 def latency(mlconv, model, inp, threads, runs):
-    """(median ms of `mlconv predict --benchmark runs`, peak RSS MB of that process via wait4)."""
-    with tempfile.TemporaryFile("w+") as so:
-        p = subprocess.Popen([mlconv, "predict", model, "--input", f"input_1={inp}", "--threads", str(threads),
-                              "--benchmark", str(runs)], stdout=so, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        so.seek(0)
-        out = so.read()
+    """(median ms of `mlconv predict --benchmark runs`, peak RSS MB of that process)."""
+    out, _, rc, peak = spawn([mlconv, "predict", model, "--input", f"input_1={inp}", "--threads", str(threads),
+                              "--benchmark", str(runs)])
     m = re.search(r"median ([0-9.]+) ms", out)
-    if os.waitstatus_to_exitcode(status) != 0 or not m:
+    if rc != 0 or not m:
         raise RuntimeError("no latency in mlconv output:\n" + out)
-    return float(m.group(1)), usage.ru_maxrss / 1024.0
+    return float(m.group(1)), peak
 
 
 def predict(mlconv, model, inp, outdir):
