@@ -4,20 +4,24 @@
 Run through Scripts/bench-mlprogram (builds mlconv in release mode; Python venv with tf.keras 2.15).
 The network is tf.keras.applications.MobileNetV2(weights=None, classifier_activation=None) with a
 fixed seed and random batch-norm statistics (no weight download), 224×224×3, batch 1, logits out. Latency: `mlconv predict --benchmark N` median after 3 warm-up
-runs, same thread count for every route. Also checks that the ML program's output matches the
+runs, same thread count for every route; peak RSS of that `mlconv predict` process. Also checks that the ML program's output matches the
 Keras route's (max |Δ|).
 """
-import argparse, os, re, subprocess, tempfile
+import argparse, os, re, subprocess, sys, tempfile
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import spawn  # peak RSS of the measured process (not a floor at this TensorFlow process's peak)
 
 
 def latency(mlconv, model, inp, threads, runs):
-    out = subprocess.run([mlconv, "predict", model, "--input", f"input_1={inp}", "--threads", str(threads),
-                          "--benchmark", str(runs)], check=True, capture_output=True, text=True).stdout
+    """(median ms of `mlconv predict --benchmark runs`, peak RSS MB of that process)."""
+    out, _, rc, peak = spawn([mlconv, "predict", model, "--input", f"input_1={inp}", "--threads", str(threads),
+                              "--benchmark", str(runs)])
     m = re.search(r"median ([0-9.]+) ms", out)
-    if not m:
+    if rc != 0 or not m:
         raise RuntimeError("no latency in mlconv output:\n" + out)
-    return float(m.group(1))
+    return float(m.group(1)), peak
 
 
 def predict(mlconv, model, inp, outdir):
@@ -58,11 +62,13 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([a.mlconv, "quantize", routes[1][1], "-o", q, "--palettize", "4"], check=True, capture_output=True)
     routes.append(("ML program fp32, 4-bit palettized", q, None))
     ref = predict(a.mlconv, routes[0][1], inp, os.path.join(tmp, "o0"))
-    print(f"MobileNetV2 (weights=None, seed 0), 224x224x3, threads={a.threads}, runs={a.runs} (median after 3 warm-up)")
+    print(f"MobileNetV2 (weights=None, seed 0), 224x224x3, threads={a.threads}, runs={a.runs} (median after 3 warm-up), "
+          f"mlconv {a.mlconv}, load average {os.getloadavg()[0]:.1f}")
     print(f"logits: max |Keras route| = {float(np.abs(ref).max()):.3g}")
-    print(f"{'route':40s} {'size MB':>8s} {'median ms':>10s} {'max|Δ| vs Keras route':>22s}")
+    print(f"{'route':40s} {'size MB':>8s} {'median ms':>10s} {'peak RSS MB':>12s} {'max|Δ| vs Keras route':>22s}")
     for i, (name, path, _) in enumerate(routes):
-        ms = latency(a.mlconv, path, inp, a.threads, a.runs)
+        ms, peak = latency(a.mlconv, path, inp, a.threads, a.runs)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs) if os.path.isdir(path) else os.path.getsize(path)
         diff = float(np.abs(predict(a.mlconv, path, inp, os.path.join(tmp, f"o{i}")) - ref).max())
-        print(f"{name:40s} {size / 1e6:8.1f} {ms:10.2f} {diff:22.2e}")
+        print(f"{name:40s} {size / 1e6:8.1f} {ms:10.2f} {peak:12.0f} {diff:22.2e}")
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -121,7 +121,7 @@ func configuration(_ options: UnsafePointer<CChar>?) throws -> MLModelConfigurat
             guard let b = value as? Bool else { throw CABIError(MLCONV_ERROR_INVALID_ARGUMENT, "options_json: \"reference\" must be true or false") }
             c.usesReferenceKernels = b
         case "threads":
-            guard let n = value as? Int, n >= 1, !(value is Bool) else {
+            guard let n = jsonInteger(value), n >= 1 else {
                 throw CABIError(MLCONV_ERROR_INVALID_ARGUMENT, "options_json: \"threads\" must be an integer ≥ 1, found \(value)")
             }
             c.threadCount = n
