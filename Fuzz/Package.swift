@@ -15,7 +15,7 @@ let mlconvIdentity = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .lastPathComponent.lowercased()
 let readers = Target.Dependency.product(name: "MLConvFuzzReaders", package: mlconvIdentity)
 
-/// (product, what it reads) — `Scripts/fuzz --list` prints these from Fuzz/targets.txt.
+/// The products; `Scripts/fuzz --list` names each with its short target name and what it reads.
 let fuzzTargets = ["FuzzKerasH5", "FuzzKerasJSON", "FuzzMLModel", "FuzzMLProgram", "FuzzMILBlob",
                    "FuzzMLBundle", "FuzzNPY", "FuzzImage", "FuzzHooks"]
 
