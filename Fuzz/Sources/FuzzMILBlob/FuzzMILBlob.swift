@@ -1,6 +1,6 @@
-// ML program weight files (weight.bin, blob format version 2) on their own: the header, then
-// every metadata record the header's count promises (at offset 64 + 64·k and at each record's
-// data end), with the storage of float blobs touched.
+// ML program weight files (weight.bin, blob format version 2) on their own: the header, then the
+// metadata records at offsets 64, 128, … (up to the header's count, at most 64) until one does not
+// decode, each read back with its own type and element count, and its storage taken.
 import CoreMLFormat
 import Foundation
 import FuzzSupport
