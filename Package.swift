@@ -27,6 +27,10 @@ let package = Package(
         // below it are implementation, not products.
         .library(name: "MLConv", targets: ["MLConv"]),
         .library(name: "mlconv_c", type: .dynamic, targets: ["MLConvC"]),
+        // MARK: fuzzing (issue 13): the file readers, for the libFuzzer targets of the separate
+        // package in Fuzz/ (built only by Scripts/fuzz; see docs/RELIABILITY.md). Not a public API.
+        .library(name: "MLConvFuzzReaders",
+                 targets: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO"]),
     ],
     targets: [
         // MARK: C shims (implementation details, no stable API)
