@@ -18,6 +18,15 @@
 //   MLConvCLI      the `mlconv` commands as a library (everything above)
 //   mlconv         executable entry point
 import PackageDescription
+import Foundation
+
+// MARK: fuzzing (issue 13): the file readers as one product, for the libFuzzer targets of the
+// separate package in Fuzz/. It exists only while Scripts/fuzz builds (MLCONV_FUZZ=1), so
+// dependents of this package still see one library product, MLConv (docs/RELIABILITY.md).
+let fuzzProducts: [Product] = ProcessInfo.processInfo.environment["MLCONV_FUZZ"] == "1"
+    ? [.library(name: "MLConvFuzzReaders",
+                targets: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO"])]
+    : []
 
 let package = Package(
     name: "mlconv",
@@ -27,11 +36,7 @@ let package = Package(
         // below it are implementation, not products.
         .library(name: "MLConv", targets: ["MLConv"]),
         .library(name: "mlconv_c", type: .dynamic, targets: ["MLConvC"]),
-        // MARK: fuzzing (issue 13): the file readers, for the libFuzzer targets of the separate
-        // package in Fuzz/ (built only by Scripts/fuzz; see docs/RELIABILITY.md). Not a public API.
-        .library(name: "MLConvFuzzReaders",
-                 targets: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO"]),
-    ],
+    ] + fuzzProducts,
     targets: [
         // MARK: C shims (implementation details, no stable API)
         .systemLibrary(name: "CHDF5", pkgConfig: "hdf5",
