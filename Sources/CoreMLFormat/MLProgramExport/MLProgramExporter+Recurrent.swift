@@ -14,7 +14,7 @@
 // Refused with `MLProgramExportError.unsupportedOp`: masks (`hasMask`), GRU with `reset_after`
 // (MIL gru applies the reset gate before the recurrent matmul; Keras' TF2 default is after),
 // activations MIL's recurrent ops do not name (they take sigmoid, tanh, relu, linear,
-// sigmoid_hard = 0.2·x + 0.5 clipped, scaled_tanh), and go_backwards inside a Bidirectional layer.
+// hard_sigmoid = 0.2·x + 0.5 clipped, scaled_tanh), and go_backwards inside a Bidirectional layer.
 import MLGraph
 
 extension MILExportSession {
@@ -24,7 +24,7 @@ extension MILExportSession {
         case .sigmoid: return "sigmoid"
         case .tanh: return "tanh"
         case .relu: return "relu"
-        case .hardSigmoid(0.2, 0.5): return "sigmoid_hard"
+        case .hardSigmoid(0.2, 0.5): return "hard_sigmoid"  // coremltools recurrent.py check_activation
         default: return a.isIdentity ? "linear" : nil
         }
     }
@@ -71,17 +71,26 @@ extension MILExportSession {
         case .simpleRNN: order = [0]
         }
         let opType = a.kind == .lstm ? "lstm" : a.kind == .gru ? "gru" : "rnn"
+        // iOS15 recurrent ops take fp32 only (type domain T = fp32); iOS17's take fp16 too. An
+        // fp16 program for iOS15/16 casts around them, as coremltools' fp16 pass does.
+        let rc: MILScalar = sc == .float16 && (options.target == .iOS15 || options.target == .iOS16) ? .float32 : sc
+        func cast(_ s: inout MILExportSession, _ v: String, _ shape: [Int], to target: MILScalar) -> String {
+            let c = s.b.fresh(v + (target == .float32 ? "_to_fp32" : "_to_fp16"))
+            return s.b.op("cast", name: c, inputs: [("x", [v]), ("dtype", [s.b.constString(c + "_dtype_0", target == .float32 ? "fp32" : "fp16")])],
+                          outputs: [(c, MILProgramBuilder.tensorType(target, shape))])[0]
+        }
 
         // x as [T, B, I].
         let xv = try value(xt, node: node.name)
         let tbi = b.fresh(nm + "_x_time_major" + suffix)
         b.op("transpose", name: tbi, inputs: [("x", [xv]), ("perm", [b.constInts(tbi + "_perm_0", [1, 0, 2])])],
              outputs: [(tbi, MILProgramBuilder.tensorType(sc, [steps, n, d]))])
+        let xr = rc == sc ? tbi : cast(&self, tbi, [steps, n, d], to: rc)
         var reversedX: String?
         func reverseT(_ s: inout MILExportSession, _ v: String, _ shape: [Int], _ base: String) -> String {
             let r = s.b.fresh(base + s.suffix)
             return s.b.op("reverse", name: r, inputs: [("x", [v]), ("axes", [s.b.constInts(r + "_axes_0", [0])])],
-                          outputs: [(r, MILProgramBuilder.tensorType(sc, shape))])[0]
+                          outputs: [(r, MILProgramBuilder.tensorType(rc, shape))])[0]
         }
 
         var ys: [String] = []       // per direction: [B, T, H] or [B, H]
@@ -89,29 +98,30 @@ extension MILExportSession {
         for dir in 0..<a.directions {
             let sfx = dir == 0 ? "" : "_backward"
             let reversed = dir == 1 || a.goBackwards
-            var x = tbi
+            var x = xr
             if reversed {
-                if reversedX == nil { reversedX = reverseT(&self, tbi, [steps, n, d], nm + "_x_reversed") }
-                x = reversedX ?? tbi
+                if reversedX == nil { reversedX = reverseT(&self, xr, [steps, n, d], nm + "_x_reversed") }
+                x = reversedX ?? xr
             }
             guard let k = node.weights["kernel" + sfx], let r = node.weights["recurrentKernel" + sfx],
                   k.shape == [gates * h, d], r.shape == [gates * h, h] else {
                 throw unsupported(node, "weights kernel\(sfx) [\(gates * h), \(d)] and recurrentKernel\(sfx) [\(gates * h), \(h)] are missing or of another shape")
             }
-            let wsfx = compute == .float16 ? "_to_fp16" : ""
+            let wsfx = rc == .float16 ? "_to_fp16" : ""
             let base = nm + sfx
             var ins: [(String, [String])] = [("x", [x])]
             // Initial states: the node's inputs, else zeros.
             for s in 0..<a.kind.stateCount {
                 let param = s == 0 ? "initial_h" : "initial_c"
                 if a.initialStates {
-                    ins.append((param, [try value(node.inputs[1 + dir * a.kind.stateCount + s], node: node.name)]))
+                    let v = try value(node.inputs[1 + dir * a.kind.stateCount + s], node: node.name)
+                    ins.append((param, [rc == sc ? v : cast(&self, v, [n, h], to: rc)]))
                 } else {
-                    ins.append((param, [b.constFloats(base + "_" + param + wsfx, [Float](repeating: 0, count: n * h), shape: [n, h], as: compute)]))
+                    ins.append((param, [b.constFloats(base + "_" + param + wsfx, [Float](repeating: 0, count: n * h), shape: [n, h], as: rc)]))
                 }
             }
-            ins.append(("weight_ih", [b.constFloats(base + "_weight_ih" + wsfx, Self.restack(k.floats(), gates: gates, order: order), shape: k.shape, as: compute)]))
-            ins.append(("weight_hh", [b.constFloats(base + "_weight_hh" + wsfx, Self.restack(r.floats(), gates: gates, order: order), shape: r.shape, as: compute)]))
+            ins.append(("weight_ih", [b.constFloats(base + "_weight_ih" + wsfx, Self.restack(k.floats(), gates: gates, order: order), shape: k.shape, as: rc)]))
+            ins.append(("weight_hh", [b.constFloats(base + "_weight_hh" + wsfx, Self.restack(r.floats(), gates: gates, order: order), shape: r.shape, as: rc)]))
             var bias = node.weights["bias" + sfx]?.floats()
             if let rb = node.weights["recurrentBias" + sfx]?.floats() {
                 // Non-GRU recurrent bias: added outside the nonlinearities, so it sums into bias.
@@ -119,7 +129,7 @@ extension MILExportSession {
             }
             if let bias {
                 guard bias.count == gates * h else { throw unsupported(node, "bias\(sfx) of \(bias.count) values; expected \(gates * h)") }
-                ins.append(("bias", [b.constFloats(base + "_bias" + wsfx, Self.restack(bias, gates: gates, order: order), shape: [gates * h], as: compute)]))
+                ins.append(("bias", [b.constFloats(base + "_bias" + wsfx, Self.restack(bias, gates: gates, order: order), shape: [gates * h], as: rc)]))
             }
             ins.append(("direction", [b.constString(base + "_direction_0", "forward")]))
             ins.append(("output_sequence", [b.constBool(base + "_output_sequence_0", a.returnSequences)]))
@@ -127,14 +137,16 @@ extension MILExportSession {
             if a.kind == .lstm { ins.append(("cell_activation", [b.constString(base + "_cell_activation_0", act)])) }
             ins.append(("activation", [b.constString(base + "_activation_0", act)]))
             let yName = b.fresh(base + "_" + opType + "_y" + suffix), hName = b.fresh(base + "_" + opType + "_h" + suffix)
-            var outs: [(String, Spec.MILSpec.ValueType)] = [(yName, MILProgramBuilder.tensorType(sc, [a.returnSequences ? steps : 1, n, h])),
-                                                            (hName, MILProgramBuilder.tensorType(sc, [n, h]))]
-            if a.kind == .lstm { let cName = b.fresh(base + "_" + opType + "_c" + suffix); outs.append((cName, MILProgramBuilder.tensorType(sc, [n, h]))) }
-            let o = b.op(opType, name: yName, inputs: ins, outputs: outs)
+            var outs: [(String, Spec.MILSpec.ValueType)] = [(yName, MILProgramBuilder.tensorType(rc, [a.returnSequences ? steps : 1, n, h])),
+                                                            (hName, MILProgramBuilder.tensorType(rc, [n, h]))]
+            if a.kind == .lstm { let cName = b.fresh(base + "_" + opType + "_c" + suffix); outs.append((cName, MILProgramBuilder.tensorType(rc, [n, h]))) }
+            var o = b.op(opType, name: yName, inputs: ins, outputs: outs)
+            if rc != sc { for i in 1..<o.count { o[i] = cast(&self, o[i], [n, h], to: sc) } }
             states += o.dropFirst()
             if a.returnSequences {
                 var y = o[0]
                 if dir == 1 { y = reverseT(&self, y, [steps, n, h], base + "_y_time_order") }
+                if rc != sc { y = cast(&self, y, [steps, n, h], to: sc) }
                 let bth = b.fresh(base + "_y_batch_major" + suffix)
                 ys.append(b.op("transpose", name: bth, inputs: [("x", [y]), ("perm", [b.constInts(bth + "_perm_0", [1, 0, 2])])],
                                outputs: [(bth, MILProgramBuilder.tensorType(sc, [n, steps, h]))])[0])

@@ -122,6 +122,60 @@ extension MILExportSession {
             try lowerRecurrent(node, a)
             return true
 
+        case let .split(a):
+            // MIL split (ops/defs/iOS15/tensor_operation.py): num_splits or split_sizes, axis.
+            let x = try value(node.inputs[0], node: node.name)
+            var ins: [(String, [String])] = [("x", [x]), ("axis", [b.constInt(nm + "_axis_0", a.axis)])]
+            if let sizes = a.splitSizes {
+                ins.append(("split_sizes", [b.constInts(nm + "_split_sizes_0", sizes)]))
+            } else if let k = a.numSplits {
+                ins.append(("num_splits", [b.constInt(nm + "_num_splits_0", k)]))
+            } else {
+                throw unsupported(node, "split without numSplits or splitSizes")
+            }
+            var outs: [(String, Spec.MILSpec.ValueType)] = []
+            for t in node.outputs { outs.append((varName(t), try milType(t, node: node.name))) }
+            let names = b.op("split", name: outs.first?.0 ?? nm, inputs: ins, outputs: outs)
+            for (t, v) in zip(node.outputs, names) { irVar[t] = v }
+            return true
+
+        case let .sequenceMask(maskValue):
+            // mask[n, t] = 1 where any element of x[n, t, …] ≠ value: not_equal → cast → reduce_max.
+            let t = node.inputs[0], out = node.outputs[0]
+            let ty = try irType(t)
+            guard ty.elementType.isFloat else { throw unsupported(node, "masks of \(ty.elementType) tensors (cast to float first)") }
+            let x = try value(t, node: node.name)
+            let ne = b.fresh(nm + "_not_equal")
+            b.op("not_equal", name: ne, inputs: [("x", [x]), ("y", [floatScalar(nm + "_y_0", maskValue)])],
+                 outputs: [(ne, MILProgramBuilder.tensorType(.bool, ty.shape))])
+            let name = ty.rank == 2 ? varName(out) : b.fresh(nm + "_cast" + suffix)
+            b.op("cast", name: name, inputs: [("x", [ne]), ("dtype", [b.constString(nm + "_dtype_0", compute == .float16 ? "fp16" : "fp32")])],
+                 outputs: [(name, MILProgramBuilder.tensorType(compute, ty.shape))])
+            if ty.rank == 2 { irVar[out] = name; return true }
+            let r = varName(out)
+            b.op("reduce_max", name: r, inputs: [("x", [name]), ("axes", [b.constInts(nm + "_axes_0", Array(2..<ty.rank))]),
+                                                ("keep_dims", [b.constBool(nm + "_keep_dims_0", false)])],
+                 outputs: [(r, try milType(out, node: node.name))])
+            irVar[out] = r
+            return true
+
+        case .applyMask:
+            // y = x · mask[n, t] broadcast over the feature axes (mask reshaped to [N, T, 1, …]).
+            guard node.inputs.count == 2 else { throw unsupported(node, "applyMask needs x and mask") }
+            let xs = try irType(node.inputs[0]).shape, ms = try irType(node.inputs[1]).shape
+            guard xs.count >= 2, ms.count == 2 else { throw unsupported(node, "x of shape \(xs) with mask of shape \(ms); expected [N, T, …] and [N, T]") }
+            let x = try value(node.inputs[0], node: node.name)
+            var m = try value(node.inputs[1], node: node.name)
+            if xs.count > 2 {
+                let e = b.fresh(nm + "_mask_expanded" + suffix)
+                m = b.op("reshape", name: e, inputs: [("x", [m]), ("shape", [b.constInts(e + "_shape_0", ms + [Int](repeating: 1, count: xs.count - 2))])],
+                         outputs: [(e, MILProgramBuilder.tensorType(compute, ms + [Int](repeating: 1, count: xs.count - 2)))])[0]
+            }
+            let out = node.outputs[0], name = varName(out)
+            b.op("mul", name: name, inputs: [("x", [x]), ("y", [m])], outputs: [(name, try milType(out, node: node.name))])
+            irVar[out] = name
+            return true
+
         default:
             return false
         }
