@@ -29,7 +29,7 @@ FIXTURES = ["fer_cnn_k2", "sketch_cnn_k2", "depthwise_separable_k2", "conv2d_var
             "style_transfer_k2", "conv1d_causal_dilated_k2", "lambda_calls_k2",
             # issue 11: conv_transpose (2-D, 1-D), rnn / lstm (forward, go_backwards, bidirectional), TimeDistributed LSTM
             "conv_transpose_k2", "conv1d_transpose_k2", "simple_rnn_k2", "lstm_variants_k2", "quickdraw_rnn_k2",
-            "time_distributed_k2"]
+            "time_distributed_k2", "conv_lstm1d_k2"]
 # issue 11: classifier packages (`--class-labels`): coremltools must read the classify op and the
 # description's predictedFeatureName / predictedProbabilitiesName.
 CLASSIFIERS = {"fer_cnn_k2": ["angry", "disgust", "fear", "happy", "sad", "surprise", "neutral"]}
