@@ -6,6 +6,8 @@ Fixtures/mlprogram_export/coremltools_check.json (read by MLProgramExportCompres
    coremltools loads each package (`MLModel(path, skip_model_load=True)`) and converts its
    spec back to a pymil program (`milproto.load`), which type-checks every op against the MIL
    op definitions of its opset.
+   Classifier packages (`--class-labels`, CLASSIFIERS) are loaded the same way; the last op must be
+   `classify` with the labels, and the description must name the label and probability outputs.
 2. Compression: for the fp32 package of COMPRESS_FIXTURE, coremltools.optimize.coreml compresses
    it (linear_symmetric int8 per channel, palettize 4-bit kmeans, palettize 4-bit uniform, magnitude
    pruning 0.5) and `mlconv quantize` does the same; both outputs are decoded by coremltools
@@ -24,7 +26,13 @@ MLCONV = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/
 FIXTURES = ["fer_cnn_k2", "sketch_cnn_k2", "depthwise_separable_k2", "conv2d_variants_k2", "pooling_k2",
             "merge_ops_k2", "flatten_dense_k2", "small_unet_k2", "tiny_yolo_k2", "multi_io_k2", "rescaling_k2",
             "batchnorm_variants_k2", "activations_k2", "norm_layers_k2", "pad_crop_upsample_k2", "reshape_permute_repeat_k2",
-            "style_transfer_k2", "conv1d_causal_dilated_k2", "lambda_calls_k2"]
+            "style_transfer_k2", "conv1d_causal_dilated_k2", "lambda_calls_k2",
+            # issue 11: conv_transpose (2-D, 1-D), rnn / lstm (forward, go_backwards, bidirectional), TimeDistributed LSTM
+            "conv_transpose_k2", "conv1d_transpose_k2", "simple_rnn_k2", "lstm_variants_k2", "quickdraw_rnn_k2",
+            "time_distributed_k2", "conv_lstm1d_k2"]
+# issue 11: classifier packages (`--class-labels`): coremltools must read the classify op and the
+# description's predictedFeatureName / predictedProbabilitiesName.
+CLASSIFIERS = {"fer_cnn_k2": ["angry", "disgust", "fear", "happy", "sad", "surprise", "neutral"]}
 COMPRESS_FIXTURE = "fer_cnn_k2"
 MODES = {
     # key: (mlconv quantize options, coremltools function, config); "_ios18" keys start from an
@@ -97,6 +105,24 @@ with tempfile.TemporaryDirectory() as tmp:
                                       "opset": prog.functions["main"].opset_version.name if hasattr(prog.functions["main"], "opset_version") and prog.functions["main"].opset_version else None,
                                       "ops": len(ops)})
             print("export", name, prec, "loaded,", len(ops), "ops")
+    result["classifiers"] = []
+    for name, labels in CLASSIFIERS.items():
+        label_file = os.path.join(tmp, f"{name}_labels.txt")
+        open(label_file, "w").write("\n".join(labels) + "\n")
+        for prec in ["fp32", "fp16"]:
+            pkg = os.path.join(tmp, f"{name}_classifier_{prec}.mlpackage")
+            run([MLCONV, "keras", os.path.join(ROOT, "Fixtures/keras", name, "model.h5"), "-o", pkg, "--precision", prec,
+                 "--class-labels", label_file])
+            spec, prog = program(pkg)
+            last = prog.functions["main"].operations[-1]
+            classes = [str(c) for c in last.inputs["classes"].val] if last.op_type == "classify" else None
+            outputs = {o.name: o.type.WhichOneof("Type") for o in spec.description.output}
+            result["classifiers"].append({"fixture": name, "precision": prec, "loaded": True, "last_op": last.op_type,
+                                          "classes_match": classes == labels,
+                                          "predictedFeatureName": spec.description.predictedFeatureName,
+                                          "predictedProbabilitiesName": spec.description.predictedProbabilitiesName,
+                                          "output_types": outputs})
+            print("classifier", name, prec, result["classifiers"][-1])
     sources = {}
     for target in ["iOS15", "iOS18"]:
         sources[target] = os.path.join(tmp, f"src_{target}.mlpackage")

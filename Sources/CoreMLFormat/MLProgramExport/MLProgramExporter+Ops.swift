@@ -468,7 +468,9 @@ extension MILExportSession {
             irVar[out] = name
 
         default:
-            throw unsupported(node, "the ML program writer handles conv2d, dense, batchNorm, activations, clip, softmax, pool2d, "
+            // MARK: issue 11 lowerings (MLProgramExporter+Window.swift, …)
+            if try lowerWindow(node) { return }
+            throw unsupported(node, "the ML program writer handles conv2d, conv1d, deconv1d, deconv2d, pool1d, dense, batchNorm, activations, clip, softmax, pool2d, "
                 + "globalPool2d, pad, crop, elementwise, binary, unary, reshape, transpose, concat, matmul, reduce, layerNorm, "
                 + "embedding, repeatVector, upsample2d, resize, expandDims, squeeze, tile, sliceBySize, sliceByIndex, stack, "
                 + "constant, cast and identity; "

@@ -187,16 +187,15 @@ struct MILExportSession {
     // MARK: Run
 
     mutating func run() throws -> MLProgramExportResult {
-        if let labels = graph.description.classLabels, !labels.isEmpty {
-            throw MLProgramExportError.unsupportedOp(node: "<model>", op: "classifier",
-                reason: "class labels (--class-labels) are not written to ML programs yet; write an .mlmodel, or leave the labels out")
-        }
+        // MARK: classifier (MLProgramExporter+Classifier.swift)
+        let probabilities = try classifierProbabilities()
+        if probabilities != nil, !b.reserve(Self.classLabelName) { throw MLProgramExportError.invalidGraph(what: "classifier", expected: "a free name for the label output", found: "'classLabel' used twice") }
         // Feature names: reserved first, so no internal variable takes them.
         var inputs: [Spec.MILSpec.NamedValueType] = []
         var descInputs: [Spec.FeatureDescription] = []
         for i in graph.inputs {
             let name = MILProgramBuilder.sanitize(i.name)
-            guard b.reserve(name) else {
+            guard name != Self.classLabelName || probabilities == nil, b.reserve(name) else {
                 throw MLProgramExportError.invalidGraph(what: "input '\(i.name)'", expected: "a unique feature name", found: "'\(name)' twice after replacing characters MIL names cannot hold")
             }
             if name != i.name { notes.append("input '\(i.name)' is named '\(name)' (MIL names hold letters, digits and _)") }
@@ -231,11 +230,12 @@ struct MILExportSession {
             if irVar[o] != nil || nchwVar[o] != nil {
                 throw MLProgramExportError.unsupportedOp(node: o, op: "output", reason: "the output is a graph input; insert an identity node")
             }
-            guard b.reserve(name) else {
+            guard name != Self.classLabelName || probabilities == nil, b.reserve(name) else {
                 throw MLProgramExportError.invalidGraph(what: "output '\(o)'", expected: "a unique feature name", found: "'\(name)' already used")
             }
             if name != o { notes.append("output '\(o)' is named '\(name)' (MIL names hold letters, digits and _)") }
             finalName[o] = name
+            if o == probabilities { b.markDefined(name) }  // the classify op's dictionary output, not a tensor variable
         }
 
         for node in graph.nodes { try lower(node) }
@@ -244,6 +244,11 @@ struct MILExportSession {
         var descOutputs: [Spec.FeatureDescription] = []
         for o in graph.outputs {
             guard let final = finalName[o], !outputs.contains(final) else { continue }
+            if o == probabilities {
+                let (outs, features) = try emitClassify(o, final: final)
+                outputs.insert(contentsOf: outs, at: 0); descOutputs.insert(contentsOf: features, at: 0)
+                continue
+            }
             let ty = try irType(o)
             let fd = graph.description.outputs.first { $0.name == o }
             let src = fd?.image != nil ? try nchw(o, node: "output") : try value(o, node: "output")
@@ -282,6 +287,10 @@ struct MILExportSession {
         metadata.userDefined = user.keys.sorted().map { Spec.StringPair(key: $0, value: user[$0] ?? "") }
         var model = Spec.Model(specificationVersion: options.target.specificationVersion,
                                description: Spec.ModelDescription(input: descInputs, output: descOutputs, metadata: metadata))
+        if probabilities != nil, let p = descOutputs.dropFirst().first?.name {
+            model.description?.predictedFeatureName = Self.classLabelName
+            model.description?.predictedProbabilitiesName = p
+        }
         try model.setMLProgram(program)
         return MLProgramExportResult(model: model, weights: b.blobs, notes: notes)
     }

@@ -29,7 +29,9 @@ enum KerasCommand: Command {
       --input-shape NAME=D1,D2…  fixed shape (without batch) for an input whose Keras shape has
                                  unknown dimensions; repeatable
       --class-labels FILE        one label per line: the model becomes a classifier
-                                 (neuralNetworkClassifier in .mlmodel) and `predict` prints the
+                                 (neuralNetworkClassifier in .mlmodel, a classify op with
+                                 outputs classLabel and the probabilities dictionary in
+                                 .mlpackage) and `predict` prints the
                                  top-5 labels with probabilities
       --input-name OLD=NEW       rename an input; repeatable
       --output-name OLD=NEW      rename an output; repeatable

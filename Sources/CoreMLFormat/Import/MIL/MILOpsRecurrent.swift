@@ -10,7 +10,7 @@ enum MILRecurrentOps {
         case "tanh": return .tanh
         case "relu": return .relu
         case "linear": return .identity
-        case "sigmoid_hard": return .hardSigmoid(alpha: 0.2, beta: 0.5)
+        case "sigmoid_hard", "hard_sigmoid": return .hardSigmoid(alpha: 0.2, beta: 0.5)  // coremltools names it hard_sigmoid (recurrent.py check_activation)
         case "scaled_tanh": return .scaledTanh(alpha: 1, beta: 1)
         default: throw LayerImportFailure("has activation '\(name)', which mlconv's recurrent op does not support")
         }
