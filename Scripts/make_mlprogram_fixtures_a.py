@@ -238,7 +238,9 @@ def sample(img, px, py, pad=0.0, border=False):
     return total
 
 
-def crop_resize_ref(x, roi, th, tw, normalized, mode, box_mode="CORNERS_HEIGHT_FIRST"):
+def crop_resize_ref(x, roi, th, tw, normalized, mode, box_mode="CORNERS_HEIGHT_FIRST", pad=None):
+    """Grid points are clamped to the image; with `pad` (iOS16 pad_value, TensorFlow's
+    extrapolation_value) a point whose row or column is outside the image takes `pad`."""
     b, c, h, w = x.shape
     n, k = roi.shape[0], roi.shape[2]
     out = np.zeros((n, 1 if k == 5 else b, c, th, tw))
@@ -258,12 +260,17 @@ def crop_resize_ref(x, roi, th, tw, normalized, mode, box_mode="CORNERS_HEIGHT_F
             if m == 1:
                 return np.array([a if mode == "STRICT_ALIGN_CORNERS" else (a + z) / 2])
             return a + np.arange(m) * (z - a) / (m - 1)
-        gy, gx = np.clip(lin(h0, h1, th), 0, h - 1), np.clip(lin(w0, w1, tw), 0, w - 1)
+        ry, rx = lin(h0, h1, th), lin(w0, w1, tw)
+        if pad is not None:  # keep grid points off the image edges, where float32 rounding could flip the rule
+            for g, n_ in ((ry, h), (rx, w)):
+                assert np.all((np.abs(g) > 1e-3) | (g == 0)) and np.all((np.abs(g - (n_ - 1)) > 1e-3) | (g == n_ - 1)), g
+        gy, gx = np.clip(ry, 0, h - 1), np.clip(rx, 0, w - 1)
         for j, bb in enumerate(batches):
             for ch in range(c):
                 for r in range(th):
                     for q in range(tw):
-                        out[i, j, ch, r, q] = sample(x[bb, ch], gx[q], gy[r])
+                        outside = not (0 <= ry[r] <= h - 1 and 0 <= rx[q] <= w - 1)
+                        out[i, j, ch, r, q] = pad if pad is not None and outside else sample(x[bb, ch], gx[q], gy[r])
     return out
 
 
@@ -273,6 +280,61 @@ def to_pixels(g, n, mode, align):
     if mode == "normalized_minus_one_to_one":
         return (g + 1) / 2 * (n - 1) if align else ((g + 1) * n - 1) / 2
     return g * (n - 1) if align else g * n - 0.5
+
+
+def padded_pixel(img, yy, xx, padding, pad):
+    """img [H, W] at integer (yy, xx) of the image padded per MIL resample's padding_mode:
+    constant (pad), border (edge replicated), reflection (|1, 2, 3| -> 2, 3, 2, 1, 2, 3, 2, 1),
+    symmetric (|1, 2, 3| -> 3, 2, 1, 1, 2, 3, 3, 2, 1)."""
+    def index(i, n):
+        if padding == "border":
+            return min(max(i, 0), n - 1)
+        if padding == "reflection":
+            if n == 1:
+                return 0
+            i %= 2 * (n - 1)
+            return i if i < n else 2 * (n - 1) - i
+        if padding == "symmetric":
+            i %= 2 * n
+            return i if i < n else 2 * n - 1 - i
+        return i
+    h, w = img.shape
+    yy, xx = index(yy, h), index(xx, w)
+    return img[yy, xx] if 0 <= yy < h and 0 <= xx < w else pad
+
+
+def off_ties(coords, h, w, mode, align):
+    """coords moved off the points that map to a pixel half (nearest sampling ties)."""
+    c = coords.astype(np.float64).copy()
+    for idx in np.ndindex(c.shape[:3]):
+        for k, n in ((0, w), (1, h)):
+            while abs(to_pixels(c[idx + (k,)], n, mode, align) % 1 - 0.5) < 0.02:
+                c[idx + (k,)] += 0.01
+    return c.astype(np.float32)
+
+
+def resample_padded_ref(x, coords, mode, align, padding, pad, nearest):
+    """resample by the op definition: bilinear or nearest sampling of the padded image."""
+    b, c, h, w = x.shape
+    _, h2, w2, _ = coords.shape
+    out = np.zeros((b, c, h2, w2))
+    for bb in range(b):
+        for i in range(h2):
+            for j in range(w2):
+                px = to_pixels(float(coords[bb, i, j, 0]), w, mode, align)
+                py = to_pixels(float(coords[bb, i, j, 1]), h, mode, align)
+                for ch in range(c):
+                    img = x[bb, ch]
+                    if nearest:
+                        # keep away from ties, where float32 rounding could pick the other pixel
+                        assert abs(px - np.floor(px) - 0.5) > 1e-3 and abs(py - np.floor(py) - 0.5) > 1e-3
+                        out[bb, ch, i, j] = padded_pixel(img, int(np.rint(py)), int(np.rint(px)), padding, pad)
+                        continue
+                    x0, y0 = int(np.floor(px)), int(np.floor(py))
+                    fx, fy = px - x0, py - y0
+                    out[bb, ch, i, j] = sum(wy * wx * padded_pixel(img, yy, xx, padding, pad)
+                                            for yy, wy in ((y0, 1 - fy), (y0 + 1, fy)) for xx, wx in ((x0, 1 - fx), (x0 + 1, fx)))
+    return out
 
 
 def resample_ref(x, coords, mode, align, pad, border):
@@ -332,6 +394,41 @@ def sampling_cases():
                                coordinates_mode=mode, align_corners=align, name="y")
         program_case(name, rprog, {"x_in": x, "coords_in": coords},
                      {"y": resample_ref(x, coords, mode, align, pad, padding == "border")})
+
+    # crop_resize with iOS16 pad_value: boxes partly outside the image (normalized beyond [0, 1],
+    # pixel boxes beyond the edges) sample pad_value there.
+    roi5n = np.array([[0, 0.1, 0.3, 1.3, 1.0], [1, 0.5, 1.8, 1.0, 0.3], [0, -0.35, 0.4, 0.6, 0.7]], np.float32).reshape(3, 1, 5, 1, 1)
+    roi4p = np.array([[-1.5, 2.2, 4.0, 8.1], [1.0, -0.7, 6.6, 3.3]], np.float32).reshape(2, 1, 4, 1, 1)
+    for name, roi, th, tw, norm, mode, pad in [("crop_resize_pad_value_align", roi5n, 3, 4, True, "ALIGN_CORNERS", 10.0),
+                                               ("crop_resize_pad_value_strict_pixels", roi4p, 4, 3, False, "STRICT_ALIGN_CORNERS", -0.25)]:
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=roi.shape)], opset_version=ct.target.iOS16)
+        def pprog(x_in, roi_in):
+            return mb.crop_resize(x=x_in, roi=roi_in, target_height=th, target_width=tw, normalized_coordinates=norm,
+                                  box_coordinate_mode="CORNERS_HEIGHT_FIRST", sampling_mode=mode, pad_value=pad, name="y")
+        program_case(name, pprog, {"x_in": x, "roi_in": roi}, {"y": crop_resize_ref(x, roi, th, tw, norm, mode, pad=pad)},
+                     target=ct.target.iOS16)
+
+    # resample with nearest sampling and reflection / symmetric padding (torch grid_sample's
+    # converter: reflection with align_corners True, symmetric with False).
+    rng2 = np.random.RandomState(61)  # its own stream: the cases after these keep their values
+    cwide = rng2.uniform(-2.6, 2.6, (2, 3, 4, 2)).astype(np.float32)
+    cpx2 = np.stack([rng2.uniform(-9, 15, (2, 3, 5)), rng2.uniform(-8, 13, (2, 3, 5))], axis=-1).astype(np.float32)
+    for name, coords, mode, align, sampling, padding, pad in [
+            ("resample_nearest_constant", c01, "normalized_minus_one_to_one", False, "nearest", "constant", 0.75),
+            ("resample_nearest_border", cpx, "unnormalized", False, "nearest", "border", 0.0),
+            ("resample_nearest_reflection", cwide, "normalized_minus_one_to_one", True, "nearest", "reflection", 0.0),
+            ("resample_nearest_symmetric", cwide, "normalized_minus_one_to_one", False, "nearest", "symmetric", 0.0),
+            ("resample_bilinear_reflection", cpx2, "unnormalized", True, "bilinear", "reflection", 0.0),
+            ("resample_bilinear_symmetric", cwide, "normalized_minus_one_to_one", False, "bilinear", "symmetric", 0.0)]:
+        if sampling == "nearest":
+            coords = off_ties(coords, x.shape[2], x.shape[3], mode, align)
+
+        @mb.program(input_specs=[mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=coords.shape)])
+        def nprog(x_in, coords_in):
+            return mb.resample(x=x_in, coordinates=coords_in, sampling_mode=sampling, padding_mode=padding, padding_value=pad,
+                               coordinates_mode=mode, align_corners=align, name="y")
+        program_case(name, nprog, {"x_in": x, "coords_in": coords},
+                     {"y": resample_padded_ref(x, coords, mode, align, padding, pad, sampling == "nearest")})
 
     # affine: one matrix for both images, and one per image (a run-time input).
     m1 = np.array([[0.8, -0.3, 0.1, 0.25, 0.9, -0.2]], np.float32)

@@ -81,7 +81,11 @@ final class MILMoreATests: XCTestCase {
                   "opa_l2_pool_2d_custom", "opa_l2_pool_2d_valid", "opa_l2_pool_1d_same", "opa_resize_bilinear_offset_corners",
                   "opa_resize_bilinear_rank3", "opa_resize_ios17_linear", "opa_resize_ios17_offset_keep", "opa_resize_ios17_nearest_1d",
                   "opa_crop_resize_strict", "opa_crop_resize_align_index", "opa_resample_minus_one_zero_pad", "opa_resample_unnormalized_border",
-                  "opa_resample_zero_to_one_pad_value", "opa_affine_shared", "opa_affine_per_image"] {
+                  "opa_resample_zero_to_one_pad_value", "opa_affine_shared", "opa_affine_per_image",
+                  // MARK: crop_resize pad_value, resample nearest / reflection / symmetric
+                  "opa_crop_resize_pad_value_align", "opa_crop_resize_pad_value_strict_pixels", "opa_resample_nearest_constant",
+                  "opa_resample_nearest_border", "opa_resample_nearest_reflection", "opa_resample_nearest_symmetric",
+                  "opa_resample_bilinear_reflection", "opa_resample_bilinear_symmetric"] {
             XCTAssertTrue(names.contains(n), n)
         }
         let table = Dictionary(MILOpTable.status.map { ($0.op, $0.supported) }, uniquingKeysWith: { a, _ in a })

@@ -8,10 +8,14 @@
 // ALIGN_ENDPOINTS modes; ALIGN_ENDPOINTS takes the box centre when the size is 1) clamped to the
 // image, and bilinear sampling is two batched matmuls by the interpolation matrices
 // A[n, i, y] = max(0, 1 − |g[n, i] − y|) (the tent form of linear interpolation).
+//
+// `padValue` (MIL iOS16+ crop_resize `pad_value`, TensorFlow crop_and_resize's
+// extrapolation_value): an output point whose unclamped grid row is outside [0, H − 1] or whose
+// column is outside [0, W − 1] takes `padValue` instead of the clamped sample.
 import MLGraph
 
 extension LayerImporter {
-    func cropResize(_ p: Spec.CropResizeLayerParams, _ ins: [String], layer: Spec.NeuralNetworkLayer) throws -> [String] {
+    func cropResize(_ p: Spec.CropResizeLayerParams, _ ins: [String], layer: Spec.NeuralNetworkLayer, padValue: Float? = nil) throws -> [String] {
         let name = layer.name, out = layer.output.first ?? name
         guard ins.count == 2 else { throw LayerImportFailure("cropResize takes 2 inputs (features, boxes), found \(ins.count)") }
         let fs = b.shape(ins[0]), bs = b.shape(ins[1])
@@ -53,13 +57,17 @@ extension LayerImporter {
         let fh = (p.normalizedCoordinates ? Float(h - 1) : 1) * scale, fw = (p.normalizedCoordinates ? Float(w - 1) : 1) * scale
         if fh != 1 { h0 = try linear(h0, fh, 0, "h0_px"); h1 = try linear(h1, fh, 0, "h1_px") }
         if fw != 1 { w0 = try linear(w0, fw, 0, "w0_px"); w1 = try linear(w1, fw, 0, "w1_px") }
+        /// Per axis with `padValue`: bool [N, S] whether the unclamped grid point is inside the image.
+        var inside: [String] = []
         /// A [N, S, X] interpolation matrix for the grid linspace(lo, hi, S) clamped to [0, X − 1].
         func matrix(_ lo: String, _ hi: String, samples s: Int, x: Int, _ tag: String) throws -> String {
             let t: [Float] = s == 1 ? [method == .alignEndpointsMode ? 0.5 : 0] : (0..<s).map { Float($0) / Float(s - 1) }
             let span = try emit(tag + "_span", .binary(.sub), [hi, lo])
             let steps = try emit(tag + "_steps", .binary(.mul), [span], weights: ["y": ConstantTensor(shape: [1, s], floats: t)])
             var g = try emit(tag + "_grid", .binary(.add), [steps, lo])
+            let grid = g
             g = try emit(tag + "_clamped", .clip(alpha: 0, beta: Float(x - 1)), [g])
+            if padValue != nil { inside.append(try emit(tag + "_inside", .compare(.equal), [grid, g])) }
             g = try emit(tag + "_column", .reshapeND(shape: [n, s, 1]), [g])
             let d = try emit(tag + "_offset", .binary(.sub), [g], weights: ["y": ConstantTensor(shape: [1, 1, x], floats: (0..<x).map(Float.init))])
             let a = try emit(tag + "_distance", .unary(UnaryAttributes(.abs)), [d])
@@ -79,7 +87,14 @@ extension LayerImporter {
             x = try emit("features", .reshapeND(shape: [1, batch * c, h, w]), [ins[0]])
         }
         let rowsSampled = try emit("sample_h", .matmul(MatMulAttributes()), [ah, x])  // [N, ·, Ho, W]
-        let both = try emit("sample_w", .matmul(MatMulAttributes(transposeY: true)), [rowsSampled, aw])  // [N, ·, Ho, Wo]
+        var both = try emit("sample_w", .matmul(MatMulAttributes(transposeY: true)), [rowsSampled, aw])  // [N, ·, Ho, Wo]
+        if let pad = padValue, inside.count == 2 {
+            let rowsIn = try emit("h_inside_column", .reshapeND(shape: [n, 1, size[0], 1]), [inside[0]])
+            let colsIn = try emit("w_inside_row", .reshapeND(shape: [n, 1, 1, size[1]]), [inside[1]])
+            let keep = try emit("inside", .logical(.and), [rowsIn, colsIn])  // [N, 1, Ho, Wo]
+            let padT = try b.emit(b.freshNodeName("\(name)__pad_value"), .constant, [], weights: ["value": ConstantTensor(shape: [1], floats: [pad])])
+            both = try emit("padded", .select, [keep, both, padT])
+        }
         return [try b.emit(name, .reshapeND(shape: [n, k == 5 ? 1 : batch, c, size[0], size[1]]), [both], output: out)]
     }
 }

@@ -2,8 +2,9 @@
 // recurrent op; l2_pool (pool.py) as √(depthwise sum of squares); iOS17 `resize` and rank-N
 // `resize_bilinear` (OFFSET_CORNERS included, image_resizing.py) on the IR's resize or on constant
 // interpolation matrices; classify (classify.py) into the IR's classifier description;
-// crop_resize through the NeuralNetwork importer's cropResize; resample and affine as bilinear
-// sampling at run-time coordinates on tent-weight matrices.
+// crop_resize (iOS16 pad_value included) through the NeuralNetwork importer's cropResize; resample
+// (bilinear or nearest; constant, border, reflection or symmetric padding) and affine as sampling
+// at run-time coordinates on tent-weight matrices.
 //
 // Recurrent layouts: MIL's x is [T, B, I], the IR's [B, T, I]. MIL gru stacks its gates r, o, z
 // (coremltools' gru definition and its NeuralNetwork mapping) and applies the reset gate to the
@@ -258,7 +259,7 @@ enum MILMoreAOps {
 
     // MARK: crop_resize, resample, affine
 
-    /// MIL crop_resize (STRICT_ALIGN_CORNERS and ALIGN_CORNERS): x [B, C, H, W] seen as the
+    /// MIL crop_resize (STRICT_ALIGN_CORNERS and ALIGN_CORNERS, optional pad_value): x [B, C, H, W] seen as the
     /// NeuralNetwork layer's features [1, B, C, H, W], roi [N, 1, 4|5, 1, 1] as its boxes; the
     /// NeuralNetwork importer's cropResize (Layers/CropResizeImport.swift) builds the grid.
     static func cropResize(_ c: MILOpContext) throws -> [MILValue] {
@@ -281,7 +282,14 @@ enum MILMoreAOps {
         case "CENTER_SIZE_WIDTH_FIRST": box = .centerSizeWidthFirst
         default: throw LayerImportFailure("has box_coordinate_mode '\(boxName)'")
         }
-        if c.has("pad_value") { throw LayerImportFailure("pads boxes outside the image (iOS17 pad_value), which mlconv does not support") }
+        // iOS16+ pad_value: grid points outside the image take it (tf.image.crop_and_resize's
+        // extrapolation_value; coremltools' iOS16 crop_resize test), instead of the clamped sample.
+        var padValue: Float? = nil
+        if c.has("pad_value") {
+            let v = try c.float("pad_value")
+            guard v.isFinite else { throw LayerImportFailure("has pad_value \(v); expected a finite number") }
+            padValue = v
+        }
         let th = try c.int("target_height", default: 1), tw = try c.int("target_width", default: 1)
         guard th > 0, tw > 0 else { throw LayerImportFailure("has target size \(th)×\(tw); expected positive sizes") }
         let scale = try c.float("spatial_scale", default: 1)
@@ -292,7 +300,7 @@ enum MILMoreAOps {
         let features = try c.helper("features", .expandDims(axes: [0]), [x])
         let layer = Spec.NeuralNetworkLayer(name: c.name, input: [], output: [c.outputName(0)], layer: .other(.cropResize(params)))
         let nn = LayerImporter(builder: c.b, layers: [], consumers: [:], description: Spec.ModelDescription())
-        let outs = try nn.cropResize(params, [features, roi], layer: layer)
+        let outs = try nn.cropResize(params, [features, roi], layer: layer, padValue: padValue)
         guard let y = outs.first else { throw LayerImportFailure("produced no output") }
         return [.tensor(y)]
     }
@@ -327,9 +335,18 @@ enum MILMoreAOps {
         return out
     }
 
+    /// How a sampling op reads points outside the image (MIL resample `padding_mode`; the
+    /// examples of image_resizing.py): constant (`padding_value`), border (replicated edge),
+    /// reflection (mirrored about the edge pixel: |1, 2, 3| → 2, 3, 2, 1, 2, 3, 2, 1) or
+    /// symmetric (mirrored including the edge: |1, 2, 3| → 3, 2, 1, 1, 2, 3, 3, 2, 1).
+    enum SamplePadding: String { case constant, border, reflection, symmetric }
+
     /// A normalized coordinate tensor mapped to pixels of an axis of `size` (MIL resample /
-    /// affine coordinates_mode, align_corners as torch grid_sample).
-    static func toPixels(_ c: MILOpContext, _ g: String, size n: Int, mode: String, alignCorners: Bool, border: Bool, _ tag: String) throws -> String {
+    /// affine coordinates_mode, align_corners as torch grid_sample), then folded into the image
+    /// for border / reflection / symmetric padding and rounded to the nearest pixel (half to
+    /// even, as torch grid_sample's nearest) when `nearest`.
+    static func toPixels(_ c: MILOpContext, _ g: String, size n: Int, mode: String, alignCorners: Bool,
+                         padding: SamplePadding = .constant, nearest: Bool = false, _ tag: String) throws -> String {
         let a: Float, b: Float
         switch (mode, alignCorners) {
         case ("unnormalized", _): (a, b) = (1, 0)
@@ -341,20 +358,43 @@ enum MILMoreAOps {
         }
         var t = g
         if a != 1 || b != 0 { t = try c.helper(tag + "_pixels", .activation(.linear(alpha: a, beta: b)), [g]) }
-        if border { t = try c.helper(tag + "_border", .clip(alpha: 0, beta: Float(n - 1)), [t]) }
+        // Reflection folds a coordinate into [lo, hi] with period 2·(hi − lo): u = mod(g − lo, 2L),
+        // g′ = lo + L − |u − L|. Mirroring the padded pixels is mirroring the coordinate, as the
+        // padded image is symmetric about lo and hi (about 0 and n − 1 for reflection, −½ and
+        // n − ½ for symmetric, where the edge pixel repeats).
+        func fold(lo: Float, hi: Float) throws {
+            let span = hi - lo
+            guard span > 0 else { return }
+            let shifted = try c.helper(tag + "_shifted", .activation(.linear(alpha: 1, beta: -lo)), [t])
+            let u = try c.helper(tag + "_period", .binary(.mod), [shifted], weights: ["y": ConstantTensor(shape: [1], floats: [2 * span])])
+            let d = try c.helper(tag + "_from_middle", .activation(.linear(alpha: 1, beta: -span)), [u])
+            let m = try c.helper(tag + "_mirror", .unary(UnaryAttributes(.abs)), [d])
+            t = try c.helper(tag + "_folded", .activation(.linear(alpha: -1, beta: lo + span)), [m])
+        }
+        switch padding {
+        case .constant, .border: break
+        case .reflection: try fold(lo: 0, hi: Float(n - 1))
+        case .symmetric: try fold(lo: -0.5, hi: Float(n) - 0.5)
+        }
+        if padding != .constant { t = try c.helper(tag + "_border", .clip(alpha: 0, beta: Float(n - 1)), [t]) }
+        if nearest { t = try c.helper(tag + "_nearest", .unary(UnaryAttributes(.round)), [t]) }
         return t
     }
 
-    static func samplingOptions(_ c: MILOpContext, allowBorder: Bool) throws -> (border: Bool, padValue: Float) {
+    /// sampling_mode, padding_mode and padding_value of resample / affine. `full`: nearest
+    /// sampling and every padding mode (resample); else bilinear with constant padding (affine).
+    static func samplingOptions(_ c: MILOpContext, full: Bool) throws -> (padding: SamplePadding, nearest: Bool, padValue: Float) {
         let sampling = try c.string("sampling_mode", default: "bilinear")
-        guard sampling == "bilinear" else { throw LayerImportFailure("has sampling_mode '\(sampling)'; mlconv imports bilinear sampling") }
-        let padding = try c.string("padding_mode", default: "constant")
-        guard padding == "constant" || (allowBorder && padding == "border") else {
-            throw LayerImportFailure("has padding_mode '\(padding)'; mlconv imports constant\(allowBorder ? " and border" : "") padding")
+        guard sampling == "bilinear" || (full && sampling == "nearest") else {
+            throw LayerImportFailure("has sampling_mode '\(sampling)'; mlconv imports \(full ? "bilinear and nearest" : "bilinear") sampling")
         }
-        let v = padding == "constant" ? try c.float("padding_value", default: 0) : 0
+        let name = try c.string("padding_mode", default: "constant")
+        guard let padding = SamplePadding(rawValue: name), full || padding == .constant else {
+            throw LayerImportFailure("has padding_mode '\(name)'; mlconv imports \(full ? "constant, border, reflection and symmetric" : "constant") padding")
+        }
+        let v = padding == .constant ? try c.float("padding_value", default: 0) : 0
         guard v.isFinite else { throw LayerImportFailure("has padding_value \(v)") }
-        return (padding == "border", v)
+        return (padding, sampling == "nearest", v)
     }
 
     /// MIL resample: x [B, C, H, W] sampled at coordinates [B, H2, W2, 2] (x then y).
@@ -367,7 +407,7 @@ enum MILMoreAOps {
         }
         guard c.type(x)?.elementType == .float32 else { throw LayerImportFailure("samples a tensor that is not float") }
         if c.type(coords)?.elementType != .float32 { coords = try c.helper("coordinates_float", .cast(to: .float32), [coords]) }
-        let (border, padValue) = try samplingOptions(c, allowBorder: true)
+        let (padding, nearest, padValue) = try samplingOptions(c, full: true)
         let mode = try c.string("coordinates_mode", default: "normalized_minus_one_to_one")
         let align = try c.bool("align_corners", default: false)
         let p = try Checked.product([cs[1], cs[2]], "resample points")
@@ -376,8 +416,8 @@ enum MILMoreAOps {
             try c.helper(tag, .sliceByIndex(SliceByIndexAttributes(begin: [0, 0, i], end: [0, 0, i + 1], stride: [1, 1, 1],
                                                                    beginMask: [true, true, false], endMask: [true, true, false])), [flat])
         }
-        let gx = try toPixels(c, try column(0, "x_coordinate"), size: xs[3], mode: mode, alignCorners: align, border: border, "x")
-        let gy = try toPixels(c, try column(1, "y_coordinate"), size: xs[2], mode: mode, alignCorners: align, border: border, "y")
+        let gx = try toPixels(c, try column(0, "x_coordinate"), size: xs[3], mode: mode, alignCorners: align, padding: padding, nearest: nearest, "x")
+        let gy = try toPixels(c, try column(1, "y_coordinate"), size: xs[2], mode: mode, alignCorners: align, padding: padding, nearest: nearest, "y")
         let out = try sampleBilinear(c, x, gx: gx, gy: gy, points: p, padValue: padValue)
         return [try c.emit(.reshapeND(shape: [xs[0], xs[1], cs[1], cs[2]]), [out])]
     }
@@ -396,7 +436,7 @@ enum MILMoreAOps {
         guard (1...Node.maxCountAttribute).contains(oh), (1...Node.maxCountAttribute).contains(ow) else {
             throw LayerImportFailure("has output size \(oh)×\(ow); expected positive sizes")
         }
-        let (_, padValue) = try samplingOptions(c, allowBorder: false)
+        let (_, _, padValue) = try samplingOptions(c, full: false)
         let mode = try c.string("coordinates_mode", default: "normalized_minus_one_to_one")
         guard mode == "normalized_minus_one_to_one" else { throw LayerImportFailure("has coordinates_mode '\(mode)'; MIL affine takes normalized_minus_one_to_one") }
         guard try c.bool("align_corners", default: true) else { throw LayerImportFailure("has align_corners false, which MIL affine does not define") }
@@ -415,8 +455,8 @@ enum MILMoreAOps {
             let g = try c.helper(tag + "_normalized", .matmul(MatMulAttributes()), [coef, gridT])  // [D, P]
             return try c.helper(tag + "_column", .reshapeND(shape: [ms[0], p, 1]), [g])
         }
-        let gx = try toPixels(c, try coordinate(0, "x"), size: xs[3], mode: mode, alignCorners: true, border: false, "x")
-        let gy = try toPixels(c, try coordinate(3, "y"), size: xs[2], mode: mode, alignCorners: true, border: false, "y")
+        let gx = try toPixels(c, try coordinate(0, "x"), size: xs[3], mode: mode, alignCorners: true, "x")
+        let gy = try toPixels(c, try coordinate(3, "y"), size: xs[2], mode: mode, alignCorners: true, "y")
         let out = try sampleBilinear(c, x, gx: gx, gy: gy, points: p, padValue: padValue)
         return [try c.emit(.reshapeND(shape: [xs[0], xs[1], oh, ow]), [out])]
     }
