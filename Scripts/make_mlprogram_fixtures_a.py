@@ -444,6 +444,42 @@ def sampling_cases():
 
 # ---- classifiers -------------------------------------------------------------------------------
 
+def crop_resize_ios17_cases():
+    """iOS17 crop_resize: boxes [N, 4] and box_indices [N] instead of roi, output [N, C, h, w],
+    pad_value 0 unless given; without box_indices box i crops image i."""
+    from coremltools.converters.mil.mil import types
+    rng = np.random.RandomState(67)
+    x = rng.uniform(-1, 1, (2, 3, 6, 7)).astype(np.float32)
+    boxes = np.array([[0.1, 0.3, 1.3, 1.0], [0.5, -0.2, 1.0, 0.6], [-0.35, 0.4, 0.6, 0.7]], np.float32)
+    indices = np.array([1, 0, 1], np.int32)
+    def roi_of(bx, idx):
+        return np.concatenate([idx.reshape(-1, 1).astype(np.float32), bx], axis=1).reshape(-1, 1, 5, 1, 1)
+    cases = [("crop_resize_ios17_indices", boxes, indices, "ALIGN_CORNERS", None),
+             ("crop_resize_ios17_pad_value", boxes, indices, "STRICT_ALIGN_CORNERS", 2.5),
+             ("crop_resize_ios17_default_indices", boxes[:2], None, "ALIGN_CORNERS", None)]
+    for name, bx, idx, mode, pad in cases:
+        specs = [mb.TensorSpec(shape=x.shape), mb.TensorSpec(shape=bx.shape)]
+        if idx is not None:
+            specs.append(mb.TensorSpec(shape=idx.shape, dtype=types.int32))
+        extra = {} if pad is None else {"pad_value": np.float32(pad)}
+
+        if idx is not None:
+            @mb.program(input_specs=specs, opset_version=ct.target.iOS17)
+            def prog(x_in, boxes_in, indices_in):
+                return mb.crop_resize(x=x_in, boxes=boxes_in, box_indices=indices_in, target_height=3, target_width=4,
+                                      normalized_coordinates=True, sampling_mode=mode, name="y", **extra)
+            inputs = {"x_in": x, "boxes_in": bx, "indices_in": idx}
+        else:
+            @mb.program(input_specs=specs, opset_version=ct.target.iOS17)
+            def prog(x_in, boxes_in):
+                return mb.crop_resize(x=x_in, boxes=boxes_in, target_height=3, target_width=4,
+                                      normalized_coordinates=True, sampling_mode=mode, name="y", **extra)
+            inputs = {"x_in": x, "boxes_in": bx}
+        used = idx if idx is not None else np.arange(bx.shape[0], dtype=np.int32)
+        ref = crop_resize_ref(x, roi_of(bx, used), 3, 4, True, mode, pad=0.0 if pad is None else pad)[:, 0]
+        program_case(name, prog, inputs, {"y": ref}, target=ct.target.iOS17)
+
+
 def classifier_cases():
     import tensorflow as tf
     tf.random.set_seed(3)
@@ -519,6 +555,8 @@ if __name__ == "__main__":
         op_cases()
     if not want or "sampling" in want:
         sampling_cases()
+    if not want or "crop17" in want:
+        crop_resize_ios17_cases()
     if not want or "classifier" in want:
         classifier_cases()
     if not want or "refused" in want:

@@ -83,7 +83,8 @@ final class MILMoreATests: XCTestCase {
                   "opa_crop_resize_strict", "opa_crop_resize_align_index", "opa_resample_minus_one_zero_pad", "opa_resample_unnormalized_border",
                   "opa_resample_zero_to_one_pad_value", "opa_affine_shared", "opa_affine_per_image",
                   // MARK: crop_resize pad_value, resample nearest / reflection / symmetric
-                  "opa_crop_resize_pad_value_align", "opa_crop_resize_pad_value_strict_pixels", "opa_resample_nearest_constant",
+                  "opa_crop_resize_pad_value_align", "opa_crop_resize_ios17_indices", "opa_crop_resize_ios17_pad_value", "opa_crop_resize_ios17_default_indices",
+                  "opa_crop_resize_pad_value_strict_pixels", "opa_resample_nearest_constant",
                   "opa_resample_nearest_border", "opa_resample_nearest_reflection", "opa_resample_nearest_symmetric",
                   "opa_resample_bilinear_reflection", "opa_resample_bilinear_symmetric"] {
             XCTAssertTrue(names.contains(n), n)

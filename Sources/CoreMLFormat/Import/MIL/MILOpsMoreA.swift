@@ -262,9 +262,44 @@ enum MILMoreAOps {
     /// MIL crop_resize (STRICT_ALIGN_CORNERS and ALIGN_CORNERS, optional pad_value): x [B, C, H, W] seen as the
     /// NeuralNetwork layer's features [1, B, C, H, W], roi [N, 1, 4|5, 1, 1] as its boxes; the
     /// NeuralNetwork importer's cropResize (Layers/CropResizeImport.swift) builds the grid.
+    /// The iOS17 form binds `boxes` [N, 4] and optional `box_indices` [N] (image of each box;
+    /// 0, 1, …, N − 1 when absent) instead of `roi`, and its output [N, C, h, w] has no size-1 axis 1: the
+    /// indices become roi's first column ([N, 1, 5, 1, 1]) and axis 1 is squeezed afterwards.
     static func cropResize(_ c: MILOpContext) throws -> [MILValue] {
-        let x = try c.tensor("x"), roi = try c.tensor("roi")
+        let x = try c.tensor("x")
         guard c.rank(x) == 4 else { throw LayerImportFailure("crops a rank-\(c.rank(x)) input; MIL crop_resize takes [B, C, H, W]") }
+        let iOS17Form = !c.has("roi") && c.has("boxes")
+        let roi: String
+        if iOS17Form {
+            let boxes = try c.tensor("boxes")
+            let bs = c.shape(boxes)
+            guard bs.count == 2, bs[1] == 4, bs[0] > 0 else {
+                throw LayerImportFailure("has boxes of shape \(bs); expected [N, 4] with N known at import")
+            }
+            let n = bs[0]
+            let rows: String
+            if c.has("box_indices") {
+                let indices = try c.tensor("box_indices")
+                guard c.shape(indices) == [n] else {
+                    throw LayerImportFailure("has box_indices of shape \(c.shape(indices)); expected [\(n)], one per box")
+                }
+                let asFloat = try c.helper("box_indices_float", .cast(to: .float32), [indices])
+                let column = try c.helper("box_indices_column", .reshapeND(shape: [n, 1]), [asFloat])
+                rows = try c.helper("roi_rows", .concat(axis: 1), [column, boxes])
+            } else {
+                // Default indices 0, 1, …, N − 1 (box i crops image i), so N may not exceed B.
+                let b = c.shape(x)[0]
+                guard n <= b else {
+                    throw LayerImportFailure("has \(n) boxes and no box_indices for a batch of \(b); the default indices 0…N−1 need N ≤ B")
+                }
+                let column: [Float] = (0..<n).flatMap { i -> [Float] in [Float(i), 0, 0, 0, 0] }
+                let padded = try c.helper("roi_rows_padded", .pad(PadAttributes(mode: .constant, pads: [[0, 0], [1, 0]], value: 0)), [boxes])
+                rows = try c.helper("roi_rows", .binary(.add), [padded], weights: ["y": ConstantTensor(shape: [n, 5], floats: column)])
+            }
+            roi = try c.helper("roi", .reshapeND(shape: [n, 1, 5, 1, 1]), [rows])
+        } else {
+            roi = try c.tensor("roi")
+        }
         let modeName = try c.string("sampling_mode", default: "DEFAULT")
         let method: Spec.SamplingMode.Method
         switch modeName {
@@ -284,7 +319,8 @@ enum MILMoreAOps {
         }
         // iOS16+ pad_value: grid points outside the image take it (tf.image.crop_and_resize's
         // extrapolation_value; coremltools' iOS16 crop_resize test), instead of the clamped sample.
-        var padValue: Float? = nil
+        // The iOS17 form always pads, with 0 by default (its definition's default input).
+        var padValue: Float? = iOS17Form ? 0 : nil
         if c.has("pad_value") {
             let v = try c.float("pad_value")
             guard v.isFinite else { throw LayerImportFailure("has pad_value \(v); expected a finite number") }
@@ -298,11 +334,12 @@ enum MILMoreAOps {
                                                 mode: Spec.SamplingMode(samplingMethod: method), boxIndicesMode: Spec.BoxCoordinatesMode(boxMode: box),
                                                 spatialScale: scale)
         let features = try c.helper("features", .expandDims(axes: [0]), [x])
-        let layer = Spec.NeuralNetworkLayer(name: c.name, input: [], output: [c.outputName(0)], layer: .other(.cropResize(params)))
+        let cropName = iOS17Form ? c.outputName(0) + "_crop" : c.outputName(0)
+        let layer = Spec.NeuralNetworkLayer(name: c.name, input: [], output: [cropName], layer: .other(.cropResize(params)))
         let nn = LayerImporter(builder: c.b, layers: [], consumers: [:], description: Spec.ModelDescription())
         let outs = try nn.cropResize(params, [features, roi], layer: layer, padValue: padValue)
         guard let y = outs.first else { throw LayerImportFailure("produced no output") }
-        return [.tensor(y)]
+        return iOS17Form ? [try c.emit(.squeeze(axes: [1]), [y])] : [.tensor(y)]
     }
 
     /// Bilinear sampling of x [B, C, H, W] at pixel coordinates gx, gy [D, P, 1] (D = B or 1;
