@@ -134,15 +134,8 @@ extension MILExportSession {
             case .same: pad = ("same", [0, 0, 0, 0])
             case let .explicit(t, bo, l, r): pad = ("custom", [t, bo, l, r])
             }
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", a.kernel)]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
-            ]
-            if a.kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
-            b.op(a.kind == .max ? "max_pool" : "avg_pool", name: name, inputs: ins, outputs: [(name, try milType(out, nchw: true, node: node.name))])
+            let pool = poolOp(nm, x: x, kind: a.kind, kernel: a.kernel, strides: a.strides, pad: pad)
+            b.op(pool.type, name: name, inputs: pool.inputs, outputs: [(name, try milType(out, nchw: true, node: node.name))])
             nchwVar[out] = name
 
         case let .globalPool2d(kind, keepDims):

@@ -15,6 +15,22 @@ extension MILExportSession {
         }
     }
 
+    /// The MIL op type (`max_pool` / `avg_pool`) and inputs of a channels-first pool of `x`, with
+    /// its constants named after `nm`; `avg_pool` excludes padding from the average (Core ML's and
+    /// Keras' convention), `ceil_mode` is false.
+    mutating func poolOp(_ nm: String, x: String, kind: PoolKind, kernel: [Int], strides: [Int],
+                         pad: (String, [Int])) -> (type: String, inputs: [(String, [String])]) {
+        var ins: [(String, [String])] = [
+            ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", kernel)]),
+            ("strides", [b.constInts(nm + "_strides_0", strides)]),
+            ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
+            ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
+            ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
+        ]
+        if kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
+        return (kind == .max ? "max_pool" : "avg_pool", ins)
+    }
+
     /// Rank-3 `t` [N, W, C] as an NCW variable (a `transpose` of its IR form).
     mutating func ncw(_ t: String, node: Node) throws -> String {
         let x = try value(t, node: node.name)
@@ -69,17 +85,9 @@ extension MILExportSession {
         case let .pool1d(a):
             let x = try ncw(node.inputs[0], node: node)
             let out = node.outputs[0]
-            let pad = Self.milPadding(a.padding, rank: 1)
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", a.kernel)]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
-            ]
-            if a.kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
+            let pool = poolOp(nm, x: x, kind: a.kind, kernel: a.kernel, strides: a.strides, pad: Self.milPadding(a.padding, rank: 1))
             let name = b.fresh(nm + "_pool" + suffix)
-            b.op(a.kind == .max ? "max_pool" : "avg_pool", name: name, inputs: ins, outputs: [(name, try ncwType(out, node: node))])
+            b.op(pool.type, name: name, inputs: pool.inputs, outputs: [(name, try ncwType(out, node: node))])
             try fromNCW(name, out: out, node: node)
             return true
 
