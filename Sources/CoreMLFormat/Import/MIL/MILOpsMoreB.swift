@@ -33,10 +33,14 @@ enum MILMoreOpsB {
 
     // MARK: depth ↔ space
 
-    static func spaceToDepth(_ c: MILOpContext) throws -> [MILValue] {
+    /// The rank-4 input `x`, its shape and the positive `block_size` of space_to_depth / depth_to_space.
+    static func blockSizeOperands(_ c: MILOpContext) throws -> (x: String, shape: [Int], blockSize: Int) {
         let x = try c.tensor("x")
-        let s = try knownShape(c, x, rank: 4)
-        let bs = try positive(try c.int("block_size"), "block_size")
+        return (x, try knownShape(c, x, rank: 4), try positive(try c.int("block_size"), "block_size"))
+    }
+
+    static func spaceToDepth(_ c: MILOpContext) throws -> [MILValue] {
+        let (x, s, bs) = try blockSizeOperands(c)
         guard s[2] % bs == 0, s[3] % bs == 0 else {
             throw LayerImportFailure("has block_size \(bs), which does not divide H × W = \(s[2]) × \(s[3]) of its input \(formatShape(s))")
         }
@@ -45,9 +49,7 @@ enum MILMoreOpsB {
     }
 
     static func depthToSpace(_ c: MILOpContext) throws -> [MILValue] {
-        let x = try c.tensor("x")
-        let s = try knownShape(c, x, rank: 4)
-        let bs = try positive(try c.int("block_size"), "block_size")
+        let (x, s, bs) = try blockSizeOperands(c)
         guard s[1] % (bs * bs) == 0 else {
             throw LayerImportFailure("has block_size \(bs); its input's \(s[1]) channels are not divisible by block_size² = \(bs * bs)")
         }
