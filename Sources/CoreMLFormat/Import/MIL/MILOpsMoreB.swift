@@ -280,14 +280,7 @@ enum MILMoreOpsB {
     /// Samples of `d` in the shape `shape` names: a constant (fill of that shape, then random) or
     /// a run-time int32 vector (dynamic fill).
     static func random(_ c: MILOpContext, _ d: RandomDistribution) throws -> [MILValue] {
-        switch d {
-        case let .normal(mean, std):
-            guard mean.isFinite, std.isFinite, std >= 0 else { throw LayerImportFailure("has mean \(mean), stddev \(std); expected finite values, stddev ≥ 0") }
-        case let .uniform(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo <= hi else { throw LayerImportFailure("has low \(lo), high \(hi); expected finite values, low ≤ high") }
-        case let .bernoulli(p):
-            guard p >= 0, p <= 1 else { throw LayerImportFailure("has prob \(p); expected a probability in [0, 1]") }
-        }
+        try d.checkedParameters(stdDev: "stddev", low: "low", high: "high")
         let attrs = RandomAttributes(d, seed: try seed(c))
         guard let (n, v) = try c.value("shape") else { throw LayerImportFailure("has no shape") }
         let shaped: String
