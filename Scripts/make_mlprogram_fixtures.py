@@ -35,22 +35,12 @@ import coremltools as ct  # noqa: E402
 from coremltools.converters.mil import Builder as mb  # noqa: E402
 from coremltools.converters.mil.mil import types  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Fixtures", "mlprogram")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlprogram_fixture_common import OUT, ROOT, case_meta, run_selected, write_case  # noqa: E402
 
 
 def save_case(name, mlmodel, inputs, outputs, precision, source):
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    mlmodel.save(os.path.join(d, "model.mlpackage"))
-    for k, v in inputs.items():
-        np.save(os.path.join(d, f"input_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    for k, v in outputs.items():
-        np.save(os.path.join(d, f"expected_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump({"inputs": list(inputs), "outputs": list(outputs), "precision": precision, "source": source}, f, indent=1)
-    size = sum(os.path.getsize(os.path.join(r, x)) for r, _, fs in os.walk(d) for x in fs)
+    size = write_case(os.path.join(OUT, name), mlmodel, inputs, outputs, case_meta(inputs, outputs, precision, source))
     print(f"{name}: {size} bytes")
 
 
@@ -557,18 +547,5 @@ def blob_file():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    want = set(sys.argv[1:])
-    if not want or "keras" in want:
-        keras_cases()
-    if not want or "mil" in want:
-        mil_cases()
-    if not want or "ops" in want:
-        single_op_cases()
-    if not want or "compressed" in want:
-        compressed_cases()
-    if not want or "multifunction" in want:
-        multifunction_case()
-    if not want or "state" in want:
-        stateful_case()
-    if not want or "blob" in want:
-        blob_file()
+    run_selected({"keras": keras_cases, "mil": mil_cases, "ops": single_op_cases, "compressed": compressed_cases,
+                  "multifunction": multifunction_case, "state": stateful_case, "blob": blob_file})

@@ -20,9 +20,7 @@ converted with ct.ClassifierConfig and string labels; reference: Keras' probabil
 classify op; reference: NumPy softmax). case.json holds
 the inputs, the label and probability output names, the labels and the expected label.
 """
-import json
 import os
-import shutil
 import sys
 
 import numpy as np
@@ -31,22 +29,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import coremltools as ct  # noqa: E402
 from coremltools.converters.mil import Builder as mb  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Fixtures", "mlprogram")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlprogram_fixture_common import OUT, ROOT, case_meta, run_selected, write_case  # noqa: E402
+
 OUT_CLS = os.path.join(ROOT, "Fixtures", "mlprogram_classifier")
 
 
 def save(d, mlmodel, inputs, outputs, meta):
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    mlmodel.save(os.path.join(d, "model.mlpackage"))
-    for k, v in inputs.items():
-        np.save(os.path.join(d, f"input_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    for k, v in outputs.items():
-        np.save(os.path.join(d, f"expected_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    size = sum(os.path.getsize(os.path.join(r, x)) for r, _, fs in os.walk(d) for x in fs)
+    size = write_case(d, mlmodel, inputs, outputs, meta)
     print(f"{os.path.basename(d)}: {size} bytes")
 
 
@@ -54,7 +44,7 @@ def program_case(name, prog, inputs, outputs, target=ct.target.iOS15):
     ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target,
                     compute_precision=ct.precision.FLOAT32)
     save(os.path.join(OUT, f"opa_{name}"), ml, inputs, outputs,
-         {"inputs": list(inputs), "outputs": list(outputs), "precision": "fp32", "source": "numpy"})
+         case_meta(inputs, outputs))
 
 
 def act(name, v):
@@ -549,15 +539,5 @@ def refused_cases():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    want = set(sys.argv[1:])
-    if not want or "ops" in want:
-        recurrent_cases()
-        op_cases()
-    if not want or "sampling" in want:
-        sampling_cases()
-    if not want or "crop17" in want:
-        crop_resize_ios17_cases()
-    if not want or "classifier" in want:
-        classifier_cases()
-    if not want or "refused" in want:
-        refused_cases()
+    run_selected({"ops": lambda: (recurrent_cases(), op_cases()), "sampling": sampling_cases,
+                  "crop17": crop_resize_ios17_cases, "classifier": classifier_cases, "refused": refused_cases})

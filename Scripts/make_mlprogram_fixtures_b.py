@@ -26,6 +26,7 @@ Fixtures/mlprogram_random/<case>/   (run by MILRandomOpsTests)
 import json
 import os
 import shutil
+import sys
 
 import numpy as np
 
@@ -34,8 +35,9 @@ import coremltools as ct  # noqa: E402
 from coremltools.converters.mil import Builder as mb  # noqa: E402
 from coremltools.converters.mil.mil import types  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Fixtures", "mlprogram")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlprogram_fixture_common import OUT, ROOT, case_meta, write_case  # noqa: E402
+
 OUT_RANDOM = os.path.join(ROOT, "Fixtures", "mlprogram_random")
 
 
@@ -46,17 +48,7 @@ def convert(prog, target):
 
 def save_case(name, prog, inputs, outputs, target=ct.target.iOS15):
     ml = convert(prog, target)
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    ml.save(os.path.join(d, "model.mlpackage"))
-    for k, v in inputs.items():
-        np.save(os.path.join(d, f"input_{k}.npy"), np.ascontiguousarray(v))
-    for k, v in outputs.items():
-        np.save(os.path.join(d, f"expected_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump({"inputs": list(inputs), "outputs": list(outputs), "precision": "fp32", "source": "numpy"}, f, indent=1)
-    size = sum(os.path.getsize(os.path.join(r, x)) for r, _, fs in os.walk(d) for x in fs)
+    size = write_case(os.path.join(OUT, name), ml, inputs, outputs, case_meta(inputs, outputs), input_dtype=None)
     print(f"{name}: {size} bytes")
 
 

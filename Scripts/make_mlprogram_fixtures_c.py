@@ -18,9 +18,9 @@ References (float64 NumPy):
   sdpa         softmax(Q K^T / sqrt(E) + mask) V; a bool mask puts -inf where it is false
   slice_update x[slice_by_index(begin, end, stride, masks)] = update
 """
-import json
 import os
 import shutil
+import sys
 
 import numpy as np
 
@@ -28,8 +28,8 @@ import coremltools as ct
 from coremltools.converters.mil import Builder as mb
 from coremltools.converters.mil.mil import types
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Fixtures", "mlprogram")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlprogram_fixture_common import OUT, ROOT, case_meta, run_selected, write_case  # noqa: E402
 
 
 def save_case(name, prog, target, inputs, outputs, keep_dequantize=False):
@@ -38,16 +38,7 @@ def save_case(name, prog, target, inputs, outputs, keep_dequantize=False):
         pipeline.remove_passes({"common::dequantize_to_constexpr"})
     ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=target, compute_precision=ct.precision.FLOAT32,
                     pass_pipeline=pipeline)
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    ml.save(os.path.join(d, "model.mlpackage"))
-    for k, v in inputs.items():
-        np.save(os.path.join(d, f"input_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    for k, v in outputs.items():
-        np.save(os.path.join(d, f"expected_{k}.npy"), np.ascontiguousarray(v, dtype=np.float32))
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump({"inputs": list(inputs), "outputs": list(outputs), "precision": "fp32", "source": "numpy"}, f, indent=1)
+    write_case(os.path.join(OUT, name), ml, inputs, outputs, case_meta(inputs, outputs))
     print(name, "written")
 
 
@@ -220,13 +211,5 @@ def stateful_kv_case():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    import sys
-    want = set(sys.argv[1:])
-    if not want or "quant" in want:
-        quant_cases()
-    if not want or "sdpa" in want:
-        sdpa_cases()
-    if not want or "slice_update" in want:
-        slice_update_cases()
-    if not want or "state" in want:
-        stateful_kv_case()
+    run_selected({"quant": quant_cases, "sdpa": sdpa_cases, "slice_update": slice_update_cases,
+                  "state": stateful_kv_case})

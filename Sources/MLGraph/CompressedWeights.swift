@@ -213,13 +213,7 @@ func blockIndices(shape: [Int], blocks: [Int], positions: [Int]?) -> [Int] {
     var c = [Int](repeating: 0, count: rank)
     for i in 0..<n {
         out[i] = block(ofCoords: c)
-        var d = rank - 1
-        while d >= 0 {
-            c[d] += 1
-            if c[d] < shape[d] { break }
-            c[d] = 0
-            d -= 1
-        }
+        advanceRowMajor(&c, shape: shape)
     }
     return out
 }

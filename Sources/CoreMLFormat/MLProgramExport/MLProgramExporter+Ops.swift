@@ -38,15 +38,8 @@ extension MILExportSession {
             case .same: pad = ("same", [0, 0, 0, 0])
             case let .explicit(t, bo, l, r): pad = ("custom", [t, bo, l, r])
             }
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("weight", [try weight(node, "weight")!]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("dilations", [b.constInts(nm + "_dilations_0", a.dilations)]),
-                ("groups", [b.constInt(nm + "_groups_0", a.groups)]),
-            ]
-            if let bias = try weight(node, "bias") { ins.append(("bias", [bias])) }
+            let ins = try convInputs(nm, node: node, x: x, weightVar: try weight(node, "weight")!, strides: a.strides, pad: pad,
+                                     dilations: a.dilations, groups: a.groups)
             let type = try milType(out, nchw: true, node: node.name)
             let hasAct = a.activation.map { !$0.isIdentity } ?? false
             let convName = hasAct ? b.fresh(nm + "_conv" + suffix) : nchwName(out)
@@ -134,15 +127,8 @@ extension MILExportSession {
             case .same: pad = ("same", [0, 0, 0, 0])
             case let .explicit(t, bo, l, r): pad = ("custom", [t, bo, l, r])
             }
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", a.kernel)]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
-            ]
-            if a.kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
-            b.op(a.kind == .max ? "max_pool" : "avg_pool", name: name, inputs: ins, outputs: [(name, try milType(out, nchw: true, node: node.name))])
+            let pool = poolOp(nm, x: x, kind: a.kind, kernel: a.kernel, strides: a.strides, pad: pad)
+            b.op(pool.type, name: name, inputs: pool.inputs, outputs: [(name, try milType(out, nchw: true, node: node.name))])
             nchwVar[out] = name
 
         case let .globalPool2d(kind, keepDims):

@@ -15,6 +15,38 @@ extension MILExportSession {
         }
     }
 
+    /// The inputs of a channels-first MIL `conv` of `x` with `weightVar`, constants named after
+    /// `nm`, and the node's optional "bias" weight.
+    mutating func convInputs(_ nm: String, node: Node, x: String, weightVar: String, strides: [Int], pad: (String, [Int]),
+                             dilations: [Int], groups: Int) throws -> [(String, [String])] {
+        var ins: [(String, [String])] = [
+            ("x", [x]), ("weight", [weightVar]),
+            ("strides", [b.constInts(nm + "_strides_0", strides)]),
+            ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
+            ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
+            ("dilations", [b.constInts(nm + "_dilations_0", dilations)]),
+            ("groups", [b.constInt(nm + "_groups_0", groups)]),
+        ]
+        if let bias = try weight(node, "bias") { ins.append(("bias", [bias])) }
+        return ins
+    }
+
+    /// The MIL op type (`max_pool` / `avg_pool`) and inputs of a channels-first pool of `x`, with
+    /// its constants named after `nm`; `avg_pool` excludes padding from the average (Core ML's and
+    /// Keras' convention), `ceil_mode` is false.
+    mutating func poolOp(_ nm: String, x: String, kind: PoolKind, kernel: [Int], strides: [Int],
+                         pad: (String, [Int])) -> (type: String, inputs: [(String, [String])]) {
+        var ins: [(String, [String])] = [
+            ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", kernel)]),
+            ("strides", [b.constInts(nm + "_strides_0", strides)]),
+            ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
+            ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
+            ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
+        ]
+        if kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
+        return (kind == .max ? "max_pool" : "avg_pool", ins)
+    }
+
     /// Rank-3 `t` [N, W, C] as an NCW variable (a `transpose` of its IR form).
     mutating func ncw(_ t: String, node: Node) throws -> String {
         let x = try value(t, node: node.name)
@@ -48,15 +80,7 @@ extension MILExportSession {
             let x = try ncw(node.inputs[0], node: node)
             let out = node.outputs[0]
             let pad = Self.milPadding(a.padding, rank: 1)
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("weight", [w]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("dilations", [b.constInts(nm + "_dilations_0", a.dilations)]),
-                ("groups", [b.constInt(nm + "_groups_0", a.groups)]),
-            ]
-            if let bias = try weight(node, "bias") { ins.append(("bias", [bias])) }
+            let ins = try convInputs(nm, node: node, x: x, weightVar: w, strides: a.strides, pad: pad, dilations: a.dilations, groups: a.groups)
             let type = try ncwType(out, node: node)
             let convName = b.fresh(nm + "_conv" + suffix)
             var v = b.op("conv", name: convName, inputs: ins, outputs: [(convName, type)])[0]
@@ -69,17 +93,9 @@ extension MILExportSession {
         case let .pool1d(a):
             let x = try ncw(node.inputs[0], node: node)
             let out = node.outputs[0]
-            let pad = Self.milPadding(a.padding, rank: 1)
-            var ins: [(String, [String])] = [
-                ("x", [x]), ("kernel_sizes", [b.constInts(nm + "_kernel_sizes_0", a.kernel)]),
-                ("strides", [b.constInts(nm + "_strides_0", a.strides)]),
-                ("pad_type", [b.constString(nm + "_pad_type_0", pad.0)]),
-                ("pad", [b.constInts(nm + "_pad_0", pad.1)]),
-                ("ceil_mode", [b.constBool(nm + "_ceil_mode_0", false)]),
-            ]
-            if a.kind == .average { ins.append(("exclude_padding_from_average", [b.constBool(nm + "_exclude_padding_from_average_0", true)])) }
+            let pool = poolOp(nm, x: x, kind: a.kind, kernel: a.kernel, strides: a.strides, pad: Self.milPadding(a.padding, rank: 1))
             let name = b.fresh(nm + "_pool" + suffix)
-            b.op(a.kind == .max ? "max_pool" : "avg_pool", name: name, inputs: ins, outputs: [(name, try ncwType(out, node: node))])
+            b.op(pool.type, name: name, inputs: pool.inputs, outputs: [(name, try ncwType(out, node: node))])
             try fromNCW(name, out: out, node: node)
             return true
 

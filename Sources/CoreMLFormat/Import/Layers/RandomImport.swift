@@ -42,14 +42,7 @@ extension LayerImporter {
     }
 
     private func checked(_ d: RandomDistribution) throws -> RandomDistribution {
-        switch d {
-        case let .normal(mean, std):
-            guard mean.isFinite, std.isFinite, std >= 0 else { throw LayerImportFailure("has mean \(mean), stdDev \(std); expected finite values, stdDev ≥ 0") }
-        case let .uniform(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo <= hi else { throw LayerImportFailure("has minVal \(lo), maxVal \(hi); expected finite values, minVal ≤ maxVal") }
-        case let .bernoulli(p):
-            guard p >= 0, p <= 1 else { throw LayerImportFailure("has prob \(p); expected a probability in [0, 1]") }
-        }
+        try d.checkedParameters(stdDev: "stdDev", low: "minVal", high: "maxVal")
         return d
     }
 
@@ -101,5 +94,26 @@ extension LayerImporter {
         let perturbed = try b.emit(name + "__perturbed", .binary(.sub), [scaled, logNegLogU])
         let index = try b.emit(name + "__index", .argmax(ArgReduceAttributes(axis: -1, keepDims: false)), [perturbed])
         return try b.emit(name, .cast(to: .float32), [index], output: out)
+    }
+}
+
+extension RandomDistribution {
+    /// Checks the parameters: finite mean and stdDev ≥ 0, finite low ≤ high, probability in
+    /// [0, 1]. `stdDev`, `low` and `high` are the parameter names the source format uses (Core ML
+    /// NeuralNetwork: stdDev / minVal / maxVal; MIL: stddev / low / high), for the message.
+    /// - Throws: `LayerImportFailure` naming the parameters and the accepted range.
+    func checkedParameters(stdDev: String, low: String, high: String) throws {
+        switch self {
+        case let .normal(mean, std):
+            guard mean.isFinite, std.isFinite, std >= 0 else {
+                throw LayerImportFailure("has mean \(mean), \(stdDev) \(std); expected finite values, \(stdDev) ≥ 0")
+            }
+        case let .uniform(lo, hi):
+            guard lo.isFinite, hi.isFinite, lo <= hi else {
+                throw LayerImportFailure("has \(low) \(lo), \(high) \(hi); expected finite values, \(low) ≤ \(high)")
+            }
+        case let .bernoulli(p):
+            guard p >= 0, p <= 1 else { throw LayerImportFailure("has prob \(p); expected a probability in [0, 1]") }
+        }
     }
 }

@@ -119,12 +119,20 @@ enum MILConstexprOps {
         let hasZero = zeroPoints.map { $0.contains { $0 != 0 } } ?? false
         let q = WeightEncoding.blockwise(BlockwiseQuantization(bits: bits, signed: signed, blocks: blocks, hasZeroPoint: hasZero))
         let params = scales + (hasZero ? zeroPoints ?? [] : [])
+        return try compressedTensor(shape: shape, encoding: q, codes: codes, parameters: params, mask: mask)
+    }
+
+    /// A compressed constant of `codes` in `encoding`, or, when `mask` is given, the same codes as
+    /// the sparse nonzero values of a dense `shape` (`encoding` then describes those values).
+    /// - Throws: `LayerImportFailure` when ConstantTensor rejects the codes or parameters.
+    static func compressedTensor(shape: [Int], encoding: WeightEncoding, codes: [UInt8], parameters: [Float],
+                                 mask: [Bool]?) throws -> ConstantTensor {
         do {
             if let mask {
-                return try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: codes.count, values: q)),
-                                                     codes: codes, parameters: params, mask: mask)
+                return try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: codes.count, values: encoding)),
+                                                     codes: codes, parameters: parameters, mask: mask)
             }
-            return try ConstantTensor.compressed(shape: shape, encoding: q, codes: codes, parameters: params)
+            return try ConstantTensor.compressed(shape: shape, encoding: encoding, codes: codes, parameters: parameters)
         } catch let e as GraphError {
             throw LayerImportFailure("has compressed weights mlconv cannot store: \(e)")
         }
@@ -141,15 +149,7 @@ enum MILConstexprOps {
         var table = [Float](repeating: 0, count: nb * width)
         for b in 0..<nb { for k in 0..<palettes { table[b * width + k] = lut[b * palettes + k] } }
         let p = WeightEncoding.palettized(PalettizedQuantization(bits: bits, blocks: blocks))
-        do {
-            if let mask {
-                return try ConstantTensor.compressed(shape: shape, encoding: .sparse(SparseEncoding(nonzeroCount: codes.count, values: p)),
-                                                     codes: codes, parameters: table, mask: mask)
-            }
-            return try ConstantTensor.compressed(shape: shape, encoding: p, codes: codes, parameters: table)
-        } catch let e as GraphError {
-            throw LayerImportFailure("has compressed weights mlconv cannot store: \(e)")
-        }
+        return try compressedTensor(shape: shape, encoding: p, codes: codes, parameters: table, mask: mask)
     }
 
     /// Checks indices against a palette size and returns them as bytes.

@@ -33,10 +33,14 @@ enum MILMoreOpsB {
 
     // MARK: depth ↔ space
 
-    static func spaceToDepth(_ c: MILOpContext) throws -> [MILValue] {
+    /// The rank-4 input `x`, its shape and the positive `block_size` of space_to_depth / depth_to_space.
+    static func blockSizeOperands(_ c: MILOpContext) throws -> (x: String, shape: [Int], blockSize: Int) {
         let x = try c.tensor("x")
-        let s = try knownShape(c, x, rank: 4)
-        let bs = try positive(try c.int("block_size"), "block_size")
+        return (x, try knownShape(c, x, rank: 4), try positive(try c.int("block_size"), "block_size"))
+    }
+
+    static func spaceToDepth(_ c: MILOpContext) throws -> [MILValue] {
+        let (x, s, bs) = try blockSizeOperands(c)
         guard s[2] % bs == 0, s[3] % bs == 0 else {
             throw LayerImportFailure("has block_size \(bs), which does not divide H × W = \(s[2]) × \(s[3]) of its input \(formatShape(s))")
         }
@@ -45,9 +49,7 @@ enum MILMoreOpsB {
     }
 
     static func depthToSpace(_ c: MILOpContext) throws -> [MILValue] {
-        let x = try c.tensor("x")
-        let s = try knownShape(c, x, rank: 4)
-        let bs = try positive(try c.int("block_size"), "block_size")
+        let (x, s, bs) = try blockSizeOperands(c)
         guard s[1] % (bs * bs) == 0 else {
             throw LayerImportFailure("has block_size \(bs); its input's \(s[1]) channels are not divisible by block_size² = \(bs * bs)")
         }
@@ -278,14 +280,7 @@ enum MILMoreOpsB {
     /// Samples of `d` in the shape `shape` names: a constant (fill of that shape, then random) or
     /// a run-time int32 vector (dynamic fill).
     static func random(_ c: MILOpContext, _ d: RandomDistribution) throws -> [MILValue] {
-        switch d {
-        case let .normal(mean, std):
-            guard mean.isFinite, std.isFinite, std >= 0 else { throw LayerImportFailure("has mean \(mean), stddev \(std); expected finite values, stddev ≥ 0") }
-        case let .uniform(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo <= hi else { throw LayerImportFailure("has low \(lo), high \(hi); expected finite values, low ≤ high") }
-        case let .bernoulli(p):
-            guard p >= 0, p <= 1 else { throw LayerImportFailure("has prob \(p); expected a probability in [0, 1]") }
-        }
+        try d.checkedParameters(stdDev: "stddev", low: "low", high: "high")
         let attrs = RandomAttributes(d, seed: try seed(c))
         guard let (n, v) = try c.value("shape") else { throw LayerImportFailure("has no shape") }
         let shaped: String

@@ -222,13 +222,7 @@ enum MILMoreCOps {
         var pos = [Int](repeating: 0, count: k)
         for t in 0..<tuples {
             for d in 0..<k { grid[t * k + d] = Float(starts[d] + pos[d] * steps[d]) }
-            var d = k - 1
-            while d >= 0 {
-                pos[d] += 1
-                if pos[d] < lead[d] { break }
-                pos[d] = 0
-                d -= 1
-            }
+            advanceRowMajor(&pos, shape: lead)
         }
         var idx = try c.helper("indices", .constant, [], weights: ["value": ConstantTensor(shape: [tuples, k], floats: grid)])
         if let begin {

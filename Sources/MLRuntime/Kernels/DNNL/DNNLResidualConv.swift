@@ -35,22 +35,10 @@ func makeResidualDNNLConvolution(_ ctx: KernelContext, opDesc: UnsafeRawPointer,
     if let fused {
         (pd, leftover) = (fused, nil)
     } else {
-        (pd, leftover) = try dnnlPrimitiveDesc(activation: activation, what: what) { attr in
-            var pd: dnnl_primitive_desc_t?
-            let s = dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nil)
-            return (s, pd)
-        }
+        (pd, leftover) = try dnnlOpPrimitiveDesc(opDesc: opDesc, activation: activation, what: what)
     }
-    let storage = DNNLStorage()
-    let chosen = try pd.md(dnnl_query_weights_md)
-    let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
-    var constants = [(DNNLArg(arg: mlconv_dnnl_arg_weights(), md: chosen), packed)]
-    if let bias {
-        constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
-    }
-    let exe = try DNNLExecutable(
-        pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-        constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
+    let exe = try makeWeightedDNNLExecutable(ctx, pd: pd, weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD,
+                                             src: src, dst: dst)
     return DNNLResidualConvKernel(exe, count: ctx.outputTypes[0].elementCount, sumFused: fused != nil,
                                   leftover: leftover, residualActivation: residual.activation)
 }

@@ -610,12 +610,31 @@ func makeWeightedDNNLKernel(_ ctx: KernelContext, opDesc: UnsafeRawPointer, what
                             weight: ConstantTensor, plainWeights: dnnl_memory_desc_t,
                             bias: ConstantTensor?, biasMD: dnnl_memory_desc_t,
                             src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t) throws -> Kernel {
+    let (pd, leftover) = try dnnlOpPrimitiveDesc(opDesc: opDesc, activation: activation, what: "dnnl_primitive_desc_create (\(what))")
+    let exe = try makeWeightedDNNLExecutable(ctx, pd: pd, weight: weight, plainWeights: plainWeights, bias: bias, biasMD: biasMD,
+                                             src: src, dst: dst)
+    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
+}
+
+/// `dnnlPrimitiveDesc` for the initialised op descriptor `opDesc` on the CPU engine: the primitive
+/// descriptor with `activation` fused as far as oneDNN accepts, and the part left to run after.
+/// - Throws: `RuntimeError.kernelFailure` (via `dnnlCheck`) when oneDNN rejects the descriptor.
+func dnnlOpPrimitiveDesc(opDesc: UnsafeRawPointer, activation: Activation?, what: String) throws -> (DNNLPrimitiveDesc, Activation?) {
     let engine = try DNNLEngine.get()
-    let (pd, leftover) = try dnnlPrimitiveDesc(activation: activation, what: "dnnl_primitive_desc_create (\(what))") { attr in
+    return try dnnlPrimitiveDesc(activation: activation, what: what) { attr in
         var pd: dnnl_primitive_desc_t?
         let s = dnnl_primitive_desc_create(&pd, opDesc, attr, engine, nil)
         return (s, pd)
     }
+}
+
+/// The executable of a weighted op's primitive descriptor `pd`: packs `weight` once from its plain
+/// layout `plainWeights` into the weights layout `pd` chose, adds the optional `bias` (layout
+/// `biasMD`), and binds the caller's activation buffers `src` / `dst` at run time.
+/// - Throws: `RuntimeError.kernelFailure` when oneDNN cannot reorder the weights or build the primitive.
+func makeWeightedDNNLExecutable(_ ctx: KernelContext, pd: DNNLPrimitiveDesc, weight: ConstantTensor, plainWeights: dnnl_memory_desc_t,
+                                bias: ConstantTensor?, biasMD: dnnl_memory_desc_t,
+                                src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t) throws -> DNNLExecutable {
     let storage = DNNLStorage()
     let chosen = try pd.md(dnnl_query_weights_md)
     let packed = try storage.constant(weight, plain: plainWeights, target: chosen)
@@ -623,8 +642,7 @@ func makeWeightedDNNLKernel(_ ctx: KernelContext, opDesc: UnsafeRawPointer, what
     if let bias {
         constants.append((DNNLArg(arg: mlconv_dnnl_arg_bias(), md: biasMD), storage.floats(bias)))
     }
-    let exe = try DNNLExecutable(
+    return try DNNLExecutable(
         pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
         constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
-    return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], postActivation: leftover)
 }
