@@ -17,7 +17,7 @@ func milImportOptions(_ args: ParsedArguments) throws -> MILImportOptions {
     switch args.value("--precision") {
     case nil, "fp32"?: o.roundFP16 = false
     case "fp16"?: o.roundFP16 = true
-    case let other?: throw UsageError("--precision takes fp32 or fp16, found '\(other ?? "")'")
+    case let other?: throw UsageError("--precision takes fp32 or fp16, found '\(other)'")
     }
     return o
 }

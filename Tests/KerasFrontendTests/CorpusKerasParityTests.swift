@@ -17,8 +17,6 @@ final class CorpusKerasParityTests: XCTestCase {
     /// Files another part of issue 14 makes convert, with the reason they do not yet. The test
     /// only reports their state; the integrator moves each to `converted` when its branch lands.
     static let pending: [String: String] = [
-        "ncondo_carnd_behavioral_cloning": "Lambda normalize(image) = image / 127.5 − 1: automatic Lambda lowering (klambda); everything else converts — see Keras1ConversionTests.testNcondoWithItsLambdaLowered",
-        "dl4j_tfkeras_tensorflowoplayer_transpose": "TensorFlowOpLayer (kconv: TFOpLambda / TensorFlowOpLayer)",
         "dl4j_functional_lambda": "Lambda layers (klambda); no reference yet: the marshalled bytecode is from another CPython, tf_keras cannot load it",
         "dl4j_deepfm_multi_input_lambda": "Lambda layers (klambda); no reference yet: the marshalled bytecode is from another CPython, tf_keras cannot load it",
     ]
@@ -29,6 +27,7 @@ final class CorpusKerasParityTests: XCTestCase {
         "dl4j_keras2_theano_dense_reshape_bn_conv2d", "baiguo_gru_multi_io_weights_only", "atveit_keras2ios_weights",
         "r4ghu_mnistCNN", "teachablemachine_0N1cky1_keras_model", "juanolarte_keras3_lstm", "shreyansh_keras3_mnist_sequential",
         "ekgapp_unet_ecg", "dl4j_tfkeras_bidirectional_convlstm2d", "dl4j_keras211_attention_functional",
+        "ncondo_carnd_behavioral_cloning", "dl4j_tfkeras_tensorflowoplayer_transpose",
     ]
 
     struct Case: Decodable {
@@ -117,6 +116,8 @@ final class CorpusKerasParityTests: XCTestCase {
     }
 
     func test_countnet_F_CRNN_keras1() throws { try Self.run("countnet_F-CRNN_keras1", enforce: true) }
+    func test_ncondo_carnd_behavioral_cloning() throws { try Self.run("ncondo_carnd_behavioral_cloning", enforce: true) }
+    func test_dl4j_tfkeras_tensorflowoplayer_transpose() throws { try Self.run("dl4j_tfkeras_tensorflowoplayer_transpose", enforce: true) }
     func test_dl4j_bidirectional_lstm_keras1_theano() throws { try Self.run("dl4j_bidirectional_lstm_keras1_theano", enforce: true) }
     func test_dl4j_simple_lstm_keras1_theano_model() throws { try Self.run("dl4j_simple_lstm_keras1_theano_model", enforce: true) }
     func test_baiguo_gru_multi_io_weights_only() throws { try Self.run("baiguo_gru_multi_io_weights_only", enforce: true) }
