@@ -328,17 +328,8 @@ def resample_padded_ref(x, coords, mode, align, padding, pad, nearest):
 
 
 def resample_ref(x, coords, mode, align, pad, border):
-    b, c, h, w = x.shape
-    _, h2, w2, _ = coords.shape
-    out = np.zeros((b, c, h2, w2))
-    for bb in range(b):
-        for i in range(h2):
-            for j in range(w2):
-                px = to_pixels(float(coords[bb, i, j, 0]), w, mode, align)
-                py = to_pixels(float(coords[bb, i, j, 1]), h, mode, align)
-                for ch in range(c):
-                    out[bb, ch, i, j] = sample(x[bb, ch], px, py, pad, border)
-    return out
+    """Bilinear resample with constant or border padding (the op's first forms)."""
+    return resample_padded_ref(x, coords, mode, align, "border" if border else "constant", pad, False)
 
 
 def affine_ref(x, m, oh, ow, pad):
