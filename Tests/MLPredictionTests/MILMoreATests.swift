@@ -112,11 +112,7 @@ final class MILMoreATests: XCTestCase {
 
     /// Corrupted program bytes of these ops' packages import with a typed error or run.
     func testCorruptedPackagesNeverCrash() throws {
-        var seed: UInt64 = 777
-        func next(_ n: Int) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Int((seed >> 33) % UInt64(max(n, 1)))
-        }
+        var random = MutationRandom(state: 777)
         for (dir, inputs) in [("mlprogram/opa_gru_seq", ["x_in", "h_in"]), ("mlprogram/opa_l2_pool_2d_custom", ["x_in"]),
                               ("mlprogram/opa_resize_ios17_offset_keep", ["x_in"]), ("mlprogram_classifier/keras_strings", ["features"]),
                               ("mlprogram/opa_resample_minus_one_zero_pad", ["x_in", "coords_in"]), ("mlprogram/opa_affine_per_image", ["x_in", "m_in"]),
@@ -124,26 +120,7 @@ final class MILMoreATests: XCTestCase {
             let src = root("Fixtures/\(dir)/model.mlpackage")
             var feeds: [String: NDArray] = [:]
             for i in inputs { feeds[i] = try NPY.read(contentsOf: src.deletingLastPathComponent().appendingPathComponent("input_\(i).npy")) }
-            let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mlconv-milafuzz-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: tmp) }
-            var outcomes = (ran: 0, refused: 0)
-            for _ in 0..<25 {
-                try? FileManager.default.removeItem(at: tmp)
-                try FileManager.default.copyItem(at: src, to: tmp)
-                let file = tmp.appendingPathComponent("Data/com.apple.CoreML/model.mlmodel")
-                var bytes = try [UInt8](Data(contentsOf: file))
-                for _ in 0..<3 { bytes[next(bytes.count)] = UInt8(next(256)) }
-                try Data(bytes).write(to: file)
-                do {
-                    let spec = try Spec.Model.load(contentsOf: tmp.path)
-                    let graph = try MILImporter.importModel(spec, fileName: "fuzz", modelPath: tmp.appendingPathComponent("Data/com.apple.CoreML").path).graph
-                    _ = try Model(graph: graph).prediction(from: feeds)
-                    outcomes.ran += 1
-                } catch {
-                    outcomes.refused += 1
-                    XCTAssertFalse("\(error)".isEmpty)
-                }
-            }
+            let outcomes = try runMutatedPackages(src, files: ["Data/com.apple.CoreML/model.mlmodel"], iterations: 25, random: &random, feeds: feeds)
             XCTAssertEqual(outcomes.ran + outcomes.refused, 25, dir)
         }
     }

@@ -119,35 +119,13 @@ final class MILProgramRunTests: XCTestCase {
     /// Packages with corrupted bytes (in the program and in the weight file) import with a
     /// typed error or run; they never crash the process.
     func testCorruptedPackagesNeverCrash() throws {
-        var seed: UInt64 = 12345
-        func next(_ n: Int) -> Int {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
-            return Int((seed >> 33) % UInt64(max(n, 1)))
-        }
+        var random = MutationRandom(state: 12345)
         // A compressed-weight program and a while_loop / tensor-list program.
         for (name, input) in [("compressed_ios18_palettize4", "x_in"), ("lstm_seq_fp16", "seq")] {
             let src = TestPaths.repositoryRoot.appendingPathComponent("Fixtures/mlprogram/\(name)/model.mlpackage")
             let x = try NPY.read(contentsOf: src.deletingLastPathComponent().appendingPathComponent("input_\(input).npy"))
-            let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mlconv-milfuzz-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: tmp) }
-            var outcomes = (ran: 0, refused: 0)
-            for i in 0..<40 {
-                try? FileManager.default.removeItem(at: tmp)
-                try FileManager.default.copyItem(at: src, to: tmp)
-                let file = tmp.appendingPathComponent(i % 2 == 0 ? "Data/com.apple.CoreML/model.mlmodel" : "Data/com.apple.CoreML/weights/weight.bin")
-                var bytes = try [UInt8](Data(contentsOf: file))
-                for _ in 0..<3 { bytes[next(bytes.count)] = UInt8(next(256)) }
-                try Data(bytes).write(to: file)
-                do {
-                    let spec = try Spec.Model.load(contentsOf: tmp.path)
-                    let graph = try MILImporter.importModel(spec, fileName: "fuzz", modelPath: tmp.appendingPathComponent("Data/com.apple.CoreML").path).graph
-                    _ = try Model(graph: graph).prediction(from: [input: x])
-                    outcomes.ran += 1
-                } catch {
-                    outcomes.refused += 1
-                    XCTAssertFalse("\(error)".isEmpty)
-                }
-            }
+            let outcomes = try runMutatedPackages(src, files: ["Data/com.apple.CoreML/model.mlmodel", "Data/com.apple.CoreML/weights/weight.bin"],
+                                                  iterations: 40, random: &random, feeds: [input: x])
             XCTAssertEqual(outcomes.ran + outcomes.refused, 40, name)
         }
     }
