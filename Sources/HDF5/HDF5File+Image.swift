@@ -21,6 +21,7 @@ extension HDF5File {
                                 hint: HDF5Hint.notHDF5)
         }
         HDF5Library.enter(); defer { HDF5Library.leave() }
+        try HDF5Isolation.check(image: image, name: name)  // MARK: errors (issue 13): libhdf5 in a child first
         let fapl = mlconv_create_read_only_fapl()
         guard fapl >= 0 else { throw context.libraryError(.libraryFailure, "cannot make a file-access property list") }
         let setup = image.withUnsafeBytes { raw -> Bool in

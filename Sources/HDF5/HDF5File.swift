@@ -51,6 +51,7 @@ public final class HDF5File: @unchecked Sendable {
             throw context.libraryError(.corruptFile, "cannot check whether '\(path)' is an HDF5 file",
                                        hint: HDF5Hint.corrupt)
         }
+        try HDF5Isolation.check(path: path)  // MARK: errors (issue 13): libhdf5 in a child first
         let accessList = mlconv_create_read_only_fapl()
         guard accessList >= 0 else {
             throw context.libraryError(.libraryFailure, "cannot make a file-access property list")

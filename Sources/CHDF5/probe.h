@@ -1,0 +1,224 @@
+// CHDF5 probe: libhdf5 run in a child process before mlconv trusts it in its own (issue 13).
+//
+// libhdf5 1.10 can crash (SIGSEGV in the global heap), abort or loop for ever on a damaged file,
+// inside the library, where no error can be returned (docs/RELIABILITY.md). Before mlconv opens
+// a file in its own process, `mlconv_probe_file_isolated` forks a child that opens the file and
+// reads everything mlconv could read from it: it visits every object once (`H5Ovisit`, which
+// follows hard links only and so ends on cyclic files), reads every attribute of every object
+// and every dataset's data with the memory types mlconv's readers use (float datasets as native
+// float; float attributes as native double; integers as native int64; strings as variable- or
+// fixed-length strings). The parent waits with a time limit: a child killed by a signal, or
+// exiting with a status other than 0, means libhdf5 cannot read the file safely; a child still
+// running at the limit is killed and means libhdf5 loops on it. A child that merely gets an
+// error from libhdf5 exits 0: the parent then gets the same error itself, as a typed error.
+//
+// Plain C on purpose: after `fork` in a multithreaded process only async-signal-safe work is
+// sure to be safe. The child calls libhdf5 (the caller holds mlconv's HDF5 lock, so no other
+// thread was inside libhdf5 when the process forked) and malloc (glibc makes malloc safe after
+// fork), and ends with `_exit`, which runs no atexit handlers (no LeakSanitizer report, no
+// Swift or libhdf5 clean-up in the child).
+#ifndef MLCONV_CHDF5_PROBE_H
+#define MLCONV_CHDF5_PROBE_H
+
+#include <hdf5.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/// What `mlconv_probe_file_isolated` found.
+typedef enum mlconv_probe_outcome {
+    /// The child read the whole file (or got an ordinary libhdf5 error) and exited normally.
+    MLCONV_PROBE_OK = 0,
+    /// The child was killed by signal `detail` (SIGSEGV, SIGBUS, SIGABRT, ...).
+    MLCONV_PROBE_SIGNALED = 1,
+    /// The child exited with status `detail` (a sanitizer's report, an allocation failure).
+    MLCONV_PROBE_EXITED = 2,
+    /// The child was still running after the time limit and was killed.
+    MLCONV_PROBE_TIMED_OUT = 3,
+    /// No child could be started (`fork` failed with errno `detail`).
+    MLCONV_PROBE_NOT_RUN = 4,
+} mlconv_probe_outcome;
+
+typedef struct mlconv_probe_walk {
+    /// Data larger than this many bytes (in memory) is not read: mlconv refuses it anyway
+    /// (`--max-memory`), before reading it.
+    uint64_t max_bytes;
+} mlconv_probe_walk;
+
+/// Reads attribute or dataset data of file type `type` and dataspace `space` with `read`, as
+/// mlconv's readers would. Failures are ignored: the parent reports them.
+static inline void mlconv_probe_read_data(hid_t object, int is_attribute, const mlconv_probe_walk *walk) {
+    hid_t type = is_attribute ? H5Aget_type(object) : H5Dget_type(object);
+    if (type < 0) { return; }
+    hid_t space = is_attribute ? H5Aget_space(object) : H5Dget_space(object);
+    if (space < 0) { H5Tclose(type); return; }
+    hssize_t points = H5Sget_simple_extent_npoints(space);
+    H5T_class_t type_class = H5Tget_class(type);
+    hid_t memory = -1;
+    int owned = 0, variable = 0;
+    size_t element = 0;
+    if (type_class == H5T_FLOAT) {
+        memory = is_attribute ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+        element = is_attribute ? sizeof(double) : sizeof(float);
+    } else if (type_class == H5T_INTEGER) {
+        memory = H5T_NATIVE_INT64;
+        element = sizeof(int64_t);
+    } else if (type_class == H5T_STRING) {
+        memory = H5Tcopy(H5T_C_S1);
+        owned = memory >= 0;
+        variable = H5Tis_variable_str(type) > 0;
+        if (memory >= 0) {
+            if (variable) {
+                H5Tset_size(memory, H5T_VARIABLE);
+                element = sizeof(char *);
+            } else {
+                element = H5Tget_size(type);
+                if (element == 0 || H5Tset_size(memory, element) < 0) { element = 0; }
+            }
+            H5Tset_cset(memory, H5Tget_cset(type));
+        }
+    }
+    if (memory >= 0 && element > 0 && points > 0 &&
+        (uint64_t)points <= walk->max_bytes / element) {
+        void *buffer = calloc((size_t)points, element);
+        if (buffer != NULL) {
+            herr_t status = is_attribute ? H5Aread(object, memory, buffer)
+                                         : H5Dread(object, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
+            if (status >= 0 && variable) {
+#if H5_VERSION_GE(1, 12, 0)
+                H5Treclaim(memory, space, H5P_DEFAULT, buffer);
+#else
+                H5Dvlen_reclaim(memory, space, H5P_DEFAULT, buffer);
+#endif
+            }
+            free(buffer);
+        }
+    }
+    if (owned) { H5Tclose(memory); }
+    H5Sclose(space);
+    H5Tclose(type);
+}
+
+static inline herr_t mlconv_probe_attribute(hid_t location, const char *name, const H5A_info_t *info, void *data) {
+    (void)info;
+    hid_t attribute = H5Aopen(location, name, H5P_DEFAULT);
+    if (attribute >= 0) {
+        mlconv_probe_read_data(attribute, 1, (const mlconv_probe_walk *)data);
+        H5Aclose(attribute);
+    }
+    return 0;
+}
+
+static inline void mlconv_probe_object(hid_t object, int is_dataset, mlconv_probe_walk *walk) {
+    hsize_t position = 0;
+    H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &position, mlconv_probe_attribute, walk);
+    if (is_dataset) { mlconv_probe_read_data(object, 0, walk); }
+}
+
+#if H5_VERSION_GE(1, 12, 0)
+static inline herr_t mlconv_probe_visit(hid_t root, const char *name, const H5O_info2_t *info, void *data) {
+#else
+static inline herr_t mlconv_probe_visit(hid_t root, const char *name, const H5O_info_t *info, void *data) {
+#endif
+    hid_t object = H5Oopen(root, name, H5P_DEFAULT);
+    if (object >= 0) {
+        mlconv_probe_object(object, info->type == H5O_TYPE_DATASET, (mlconv_probe_walk *)data);
+        H5Oclose(object);
+    }
+    return 0;
+}
+
+/// The child's work: open the file (`path`, or the in-memory `image` of `image_size` bytes when
+/// `image` is not NULL, named `path`), visit every object, read what mlconv would read.
+static inline void mlconv_probe_walk_file(const char *path, const void *image, size_t image_size,
+                                          uint64_t max_bytes) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) { return; }
+#if H5_VERSION_GE(1, 10, 7)
+    H5Pset_file_locking(fapl, 0, 1);
+#endif
+    if (image != NULL) {
+        if (H5Pset_fapl_core(fapl, 1 << 20, 0) < 0 ||
+            H5Pset_file_image(fapl, (void *)image, image_size) < 0) {
+            H5Pclose(fapl);
+            return;
+        }
+    }
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (file < 0) { return; }
+    mlconv_probe_walk walk = { max_bytes };
+#if H5_VERSION_GE(1, 12, 0)
+    H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, mlconv_probe_visit, &walk, H5O_INFO_BASIC);
+#else
+    H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, mlconv_probe_visit, &walk, H5O_INFO_BASIC);
+#endif
+    H5Fclose(file);
+}
+
+/// libFuzzer and the sanitizers install handlers and a death callback that would report the
+/// child's crash as the parent's (and write a crash artifact); the child wants the plain
+/// default: die of the signal, and let the parent decide.
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+static inline void mlconv_probe_child_defaults(void) {
+    const int signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGALRM, SIGINT, SIGTERM, SIGPIPE };
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) { signal(signals[i], SIG_DFL); }
+    if (__sanitizer_set_death_callback != NULL) { __sanitizer_set_death_callback(NULL); }
+}
+
+/// Reads the file at `path` (or the in-memory `image`, see `mlconv_probe_walk_file`) with libhdf5
+/// in a child process and waits for it at most `timeout_ms` milliseconds. Data larger than
+/// `max_bytes` is not read. Returns the outcome; `detail` receives the signal, exit status or
+/// errno it names. Call with mlconv's HDF5 lock held.
+static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, const void *image, size_t image_size,
+                                                              uint64_t max_bytes, int64_t timeout_ms, int *detail) {
+    *detail = 0;
+    pid_t child = fork();
+    if (child < 0) {
+        *detail = errno;
+        return MLCONV_PROBE_NOT_RUN;
+    }
+    if (child == 0) {
+        mlconv_probe_child_defaults();
+        mlconv_probe_walk_file(path, image, image_size, max_bytes);
+        _exit(0);
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long pause_ns = 200000;  // 0.2 ms, doubling up to 20 ms
+    for (;;) {
+        int status = 0;
+        pid_t done = waitpid(child, &status, WNOHANG);
+        if (done == child) {
+            if (WIFSIGNALED(status)) { *detail = WTERMSIG(status); return MLCONV_PROBE_SIGNALED; }
+            if (WIFEXITED(status) && WEXITSTATUS(status) != 0) { *detail = WEXITSTATUS(status); return MLCONV_PROBE_EXITED; }
+            return MLCONV_PROBE_OK;
+        }
+        if (done < 0 && errno != EINTR) {
+            // Someone else reaped the child (a SIGCHLD handler set to SIG_IGN): no verdict.
+            *detail = errno;
+            return MLCONV_PROBE_NOT_RUN;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t elapsed_ms = (int64_t)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (elapsed_ms >= timeout_ms) {
+            kill(child, SIGKILL);
+            while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+            *detail = (int)(timeout_ms / 1000);
+            return MLCONV_PROBE_TIMED_OUT;
+        }
+        struct timespec pause = { 0, pause_ns };
+        nanosleep(&pause, NULL);
+        if (pause_ns < 20000000) { pause_ns *= 2; }
+    }
+}
+
+#endif // MLCONV_CHDF5_PROBE_H

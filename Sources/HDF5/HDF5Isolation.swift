@@ -1,0 +1,142 @@
+// MARK: errors (issue 13): libhdf5 is run on a file in a child process before it runs in ours.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CHDF5
+import Diagnostics
+import Foundation
+
+/// Runs libhdf5 over a whole file in a child process before mlconv opens the file in its own
+/// (`CHDF5/probe.h`). libhdf5 1.10 can crash, abort or loop for ever inside the library on a
+/// damaged or hostile file; in the child that costs a typed error instead of the process.
+///
+/// The child opens the file, visits every object once and reads every attribute and every
+/// dataset (up to `MemoryLimit.current` bytes each) with the memory types mlconv's readers use.
+/// It costs one `fork` and a second read of the file (about 10 ms for the 6.7 MB style-transfer
+/// network); a file's verdict is kept for as long as its size and modification time stay the same.
+///
+/// Settings (read once, from the environment):
+/// - `MLCONV_HDF5_IN_PROCESS=1` turns the child off (a trusted file, or a platform without `fork`);
+/// - `MLCONV_HDF5_PROBE_TIMEOUT=S`: the child's time limit in seconds (default 60).
+public enum HDF5Isolation {
+    /// Whether files are read in a child process first.
+    public static var isEnabled: Bool {
+        HDF5Library.enter(); defer { HDF5Library.leave() }
+        return settings.enabled
+    }
+
+    /// The child's time limit, in seconds.
+    public static var timeLimit: Double {
+        HDF5Library.enter(); defer { HDF5Library.leave() }
+        return settings.timeLimit
+    }
+
+    /// Changes the settings for the rest of the process (tests; embedding programs) and forgets
+    /// the verdicts already reached. `nil` keeps a setting.
+    public static func configure(enabled: Bool? = nil, timeLimit: Double? = nil) {
+        HDF5Library.enter(); defer { HDF5Library.leave() }
+        if let enabled { settings.enabled = enabled }
+        if let timeLimit, let limit = clampedLimit(timeLimit) { settings.timeLimit = limit }
+        verdicts.removeAll()
+    }
+
+    /// A usable time limit: finite, 0 s to one week (nil for NaN).
+    private static func clampedLimit(_ seconds: Double) -> Double? {
+        seconds.isNaN ? nil : min(max(0, seconds), 7 * 24 * 3600)
+    }
+
+    private struct Settings {
+        var enabled: Bool
+        var timeLimit: Double
+    }
+
+    /// Used with the HDF5 lock held.
+    nonisolated(unsafe) private static var settings: Settings = {
+        let environment = ProcessInfo.processInfo.environment
+        let enabled = environment["MLCONV_HDF5_IN_PROCESS"].map { $0 != "1" && $0.lowercased() != "true" } ?? true
+        let limit = environment["MLCONV_HDF5_PROBE_TIMEOUT"].flatMap(Double.init).flatMap(clampedLimit) ?? 60
+        return Settings(enabled: enabled, timeLimit: limit)
+    }()
+
+    /// Files already probed (path, size, modification time) → the failure found, if any. Used
+    /// with the HDF5 lock held.
+    nonisolated(unsafe) private static var verdicts: [String: HDF5Error?] = [:]
+
+    /// Probes the file at `path` (see the type's documentation). Call with the HDF5 lock held.
+    ///
+    /// - Throws: `HDF5Error` `.corruptFile` when libhdf5 crashed, aborted, or did not finish
+    ///   within `timeLimit` on the file in the child.
+    static func check(path: String) throws(HDF5Error) {
+        guard settings.enabled else { return }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return }
+        let key = "\(path)\u{0}\(st.st_size)\u{0}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        if let known = verdicts[key] {
+            if let known { throw known }
+            return
+        }
+        let failure = probe(name: path, image: nil, globalHeapProblem: { GlobalHeapCheck.problem(inFileAt: path) })
+        verdicts[key] = failure
+        if let failure { throw failure }
+    }
+
+    /// Probes an in-memory file image (see `HDF5File(image:name:)`); `name` is for messages.
+    /// Call with the HDF5 lock held. Image verdicts are not kept.
+    static func check(image: [UInt8], name: String) throws(HDF5Error) {
+        guard settings.enabled else { return }
+        let failure = image.withUnsafeBytes { raw in
+            probe(name: name, image: raw, globalHeapProblem: { GlobalHeapCheck.problem(in: raw) })
+        }
+        if let failure { throw failure }
+    }
+
+    private static func probe(name: String, image: UnsafeRawBufferPointer?,
+                              globalHeapProblem: () -> String?) -> HDF5Error? {
+        let milliseconds = Int64((settings.timeLimit * 1000).rounded())
+        let maxBytes = UInt64(max(0, MemoryLimit.current))
+        var detail: Int32 = 0
+        let outcome = name.withCString { cName in
+            mlconv_probe_file_isolated(cName, image?.baseAddress, image?.count ?? 0, maxBytes, milliseconds, &detail)
+        }
+        let what: String
+        switch outcome {
+        case MLCONV_PROBE_OK, MLCONV_PROBE_NOT_RUN:
+            // NOT_RUN: no child (fork refused); the file is read in process, as with the setting off.
+            return nil
+        case MLCONV_PROBE_SIGNALED:
+            what = "libhdf5 crashed (\(signalName(detail))) reading '\(name)' in a separate process"
+        case MLCONV_PROBE_EXITED:
+            what = "libhdf5 failed reading '\(name)' in a separate process (it ended with status \(detail): an abort or a memory error)"
+        case MLCONV_PROBE_TIMED_OUT:
+            what = "libhdf5 did not finish reading '\(name)' within \(formatSeconds(settings.timeLimit)) in a separate process (a damaged file makes it loop)"
+        default:
+            what = "libhdf5 could not be run on '\(name)' in a separate process (outcome \(outcome.rawValue))"
+        }
+        return HDF5Error(kind: .corruptFile, file: name,
+                         summary: what + "; mlconv did not read it in its own process",
+                         expected: "a file libhdf5 reads to the end",
+                         found: globalHeapProblem() ?? (outcome == MLCONV_PROBE_TIMED_OUT
+                             ? "still reading after \(formatSeconds(settings.timeLimit))" : "the child process ended abnormally"),
+                         libraryStack: [],
+                         hint: HDF5Hint.corrupt + ". If the file is trusted and only slow to read, raise the limit "
+                             + "with MLCONV_HDF5_PROBE_TIMEOUT=SECONDS (docs/RELIABILITY.md)")
+    }
+
+    private static func signalName(_ signal: Int32) -> String {
+        switch signal {
+        case SIGSEGV: return "SIGSEGV, a segmentation fault"
+        case SIGBUS: return "SIGBUS"
+        case SIGABRT: return "SIGABRT, an abort"
+        case SIGFPE: return "SIGFPE"
+        case SIGILL: return "SIGILL"
+        case SIGKILL: return "SIGKILL"
+        default: return "signal \(signal)"
+        }
+    }
+
+    private static func formatSeconds(_ seconds: Double) -> String {
+        String(format: "%g s", seconds)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+@testable import HDF5
+import XCTest
+
+/// Issue 13, "out of the process where a C library can't be trusted": libhdf5 reads a file in a
+/// child process first (CHDF5/probe.h); a file that crashes or hangs libhdf5 costs a typed error,
+/// not mlconv's process.
+final class HDF5IsolationTests: XCTestCase {
+    override func tearDown() {
+        HDF5Isolation.configure(enabled: true, timeLimit: 60)
+        super.tearDown()
+    }
+
+    func crashFixture(_ name: String) -> String {
+        HDF5TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes/keras/\(name)").path
+    }
+
+    func assertChildCrashed(_ error: Error, file name: String, line: UInt = #line) {
+        guard let e = error as? HDF5Error else { return XCTFail("\(error)", line: line) }
+        XCTAssertEqual(e.kind, .corruptFile, line: line)
+        XCTAssertTrue(e.summary.contains("libhdf5 crashed (SIGSEGV"), e.description, line: line)
+        XCTAssertTrue(e.summary.contains("separate process"), e.description, line: line)
+        XCTAssertEqual(e.file.hasSuffix(name), true, e.file, line: line)
+        // The in-process heap check explains what the child died of.
+        XCTAssertTrue(e.found?.contains("only 4064 bytes remain") == true, e.description, line: line)
+    }
+
+    /// Without the in-process heap check, these files kill the process that reads
+    /// `keras_version` (SIGSEGV in H5HG_read); the child dies instead and the open is refused.
+    func testFileThatCrashesLibhdf5IsRefusedBeforeOpening() throws {
+        XCTAssertTrue(HDF5Isolation.isEnabled)
+        for name in ["global_heap_object_size_2p62.h5", "global_heap_object_size_2p31.h5"] {
+            XCTAssertThrowsError(try HDF5File(path: crashFixture(name)), name) { assertChildCrashed($0, file: name) }
+            // The verdict is kept for the unchanged file: the same error again, at once.
+            XCTAssertThrowsError(try HDF5File(path: crashFixture(name)), name) { assertChildCrashed($0, file: name) }
+        }
+    }
+
+    func testInMemoryImageIsProbedToo() throws {
+        let name = "global_heap_object_size_2p31.h5"
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: crashFixture(name))))
+        XCTAssertThrowsError(try HDF5File(image: bytes, name: "archive.keras:\(name)")) { assertChildCrashed($0, file: name) }
+        let good = [UInt8](try Data(contentsOf: URL(fileURLWithPath: HDF5TestPaths.fixture("keras_model.h5"))))
+        XCTAssertNoThrow(try HDF5File(image: good, name: "good.h5"))
+    }
+
+    /// A child still reading at the limit is killed and the file refused; here the limit is 0 s,
+    /// so any file is "too slow" and the kill path runs.
+    func testChildOverTheTimeLimitIsKilledAndTheFileRefused() throws {
+        let path = HDF5TestPaths.fixture("keras_model.h5")
+        HDF5Isolation.configure(timeLimit: 0)
+        XCTAssertThrowsError(try HDF5File(path: path)) { error in
+            guard let e = error as? HDF5Error else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.kind, .corruptFile)
+            XCTAssertTrue(e.summary.contains("did not finish reading"), e.description)
+            XCTAssertTrue(e.summary.contains("within 0 s"), e.description)
+            XCTAssertTrue(e.hint?.contains("MLCONV_HDF5_PROBE_TIMEOUT") == true, e.description)
+        }
+        HDF5Isolation.configure(timeLimit: 60)
+        let file = try HDF5File(path: path)
+        XCTAssertFalse(try file.root.childNames().isEmpty)
+    }
+
+    func testProbedFileReadsTheSame() throws {
+        let path = HDF5TestPaths.fixture("keras_model.h5")
+        HDF5Isolation.configure(enabled: false)
+        let inProcess = try HDF5File(path: path).stringAttribute("model_config")
+        HDF5Isolation.configure(enabled: true)
+        let probed = try HDF5File(path: path).stringAttribute("model_config")
+        XCTAssertEqual(inProcess, probed)
+        XCTAssertTrue(probed?.contains("\"class_name\"") == true)
+    }
+
+    func testWithTheProbeOffTheInProcessGuardStillRefusesTheHeap() throws {
+        HDF5Isolation.configure(enabled: false)
+        XCTAssertFalse(HDF5Isolation.isEnabled)
+        let file = try HDF5File(path: crashFixture("global_heap_object_size_2p31.h5"))
+        XCTAssertThrowsError(try file.stringAttribute("keras_version")) { error in
+            XCTAssertTrue((error as? HDF5Error)?.summary.contains("cannot be read safely") == true, "\(error)")
+        }
+    }
+}
