@@ -37,6 +37,7 @@ enum GlobalHeapCheck {
         } else {
             found = nil
         }
+        if checked.count >= 256 { checked.removeAll() }  // bounded for long-running processes
         checked[key] = found
         return found
     }
