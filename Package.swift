@@ -25,7 +25,7 @@ import Foundation
 // dependents of this package still see one library product, MLConv (docs/RELIABILITY.md).
 let fuzzProducts: [Product] = ProcessInfo.processInfo.environment["MLCONV_FUZZ"] == "1"
     ? [.library(name: "MLConvFuzzReaders",
-                targets: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO"])]
+                targets: ["Diagnostics", "MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO"])]
     : []
 
 let package = Package(

@@ -46,6 +46,11 @@ def _objects(b, at):
 
 
 def cases():
+    yield from object_size_cases()
+    yield from vlen_length_cases()
+
+
+def object_size_cases():
     base = _vlen_keras_file()
     at = base.find(b"GCOL")
     assert at > 0, "no global heap collection: h5py no longer writes str attributes as vlen strings?"
@@ -60,6 +65,35 @@ def cases():
                 "data": bytes(b),
                 "commands": COMMANDS,
                 "why": f"vlen str attribute whose global heap object {index} (of {n} bytes) claims {size} bytes, past "
-                       "its collection: libhdf5's H5Aread memcpy'd wild memory (SIGSEGV). Now HDF5Error.corruptFile "
-                       "from GlobalHeapCheck before libhdf5 reads variable-length data.",
+                       "its collection: libhdf5's H5Aread memcpy'd wild memory (SIGSEGV). Now HDF5Isolation's child "
+                       "process dies instead and the file is refused (HDF5Error.corruptFile, with GlobalHeapCheck's "
+                       "finding); in process, GlobalHeapCheck refuses variable-length reads of such a file.",
             }
+
+
+def vlen_length_cases():
+    """The attribute's own reference (sequence length, collection address, object index) claims
+    a string of 2^30 bytes: libhdf5 allocates and clears that much per read (found by the
+    keras-h5 fuzz target: ~10 s and 1.6 GB per read under ASan). The object itself is intact."""
+    base = _vlen_keras_file()
+    at = base.find(b"GCOL")
+    for o, index, n in _objects(base, at):
+        if bytes(base[o + 16:o + 16 + n]) != b"2.15.0":
+            continue
+        reference = struct.pack("<IQI", n, at, index)
+        hit = base.find(reference)
+        assert hit > 0 and base.find(reference, hit + 1) < 0, "keras_version's heap reference not found once"
+        b = bytearray(base)
+        struct.pack_into("<I", b, hit, 2 ** 30)
+        yield {
+            "file": "keras/vlen_string_length_2p30.h5",
+            "data": bytes(b),
+            "commands": [["--max-memory", "256M", "keras", "{file}", "-o", "{tmp}/x.mlbundle"],
+                         ["--max-memory", "256M", "inspect", "{file}"]],
+            "why": "keras_version's variable-length reference claims a 2^30-byte string (its heap object holds 6 "
+                   "bytes): libhdf5 allocates and zeroes 1 GiB per read, in mlconv's process. Now HDF5Isolation's "
+                   "child process exceeds --max-memory and the file is refused (HDF5Error.memoryLimitExceeded) "
+                   "before mlconv reads it.",
+        }
+        return
+    raise AssertionError("no heap object holds keras_version")

@@ -24,8 +24,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,13 +45,47 @@ typedef enum mlconv_probe_outcome {
     MLCONV_PROBE_TIMED_OUT = 3,
     /// No child could be started (`fork` failed with errno `detail`).
     MLCONV_PROBE_NOT_RUN = 4,
+    /// libhdf5 needed more than `max_bytes` of memory of its own to read the file (a damaged
+    /// variable-length string can claim up to 4 GB, which libhdf5 allocates and clears);
+    /// `detail` is the growth seen, in MiB.
+    MLCONV_PROBE_TOO_MUCH_MEMORY = 5,
 } mlconv_probe_outcome;
+
+/// The child's exit status for MLCONV_PROBE_TOO_MUCH_MEMORY (the growth goes in a pipe-less
+/// way: the status only says "over"; the parent reads the child's peak from `wait4`).
+#define MLCONV_PROBE_EXIT_MEMORY 86
 
 typedef struct mlconv_probe_walk {
     /// Data larger than this many bytes (in memory) is not read: mlconv refuses it anyway
     /// (`--max-memory`), before reading it.
     uint64_t max_bytes;
+    /// The child's peak resident set (KiB, `getrusage`) when it started: what it shares with
+    /// the parent. Growth beyond it is libhdf5's.
+    long start_rss_kib;
 } mlconv_probe_walk;
+
+/// Ends the child with MLCONV_PROBE_EXIT_MEMORY once libhdf5's memory has grown past the limit.
+static inline void mlconv_probe_check_memory(const mlconv_probe_walk *walk) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) { return; }
+    long grown = usage.ru_maxrss - walk->start_rss_kib;
+    if (grown > 0 && (uint64_t)grown > walk->max_bytes / 1024) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
+}
+
+static inline herr_t mlconv_probe_resource_error(unsigned n, const H5E_error2_t *record, void *data) {
+    (void)n;
+    if (record->maj_num == H5E_RESOURCE) { *(int *)data = 1; }
+    return 0;
+}
+
+/// After a failed read: a failed allocation (the address-space limit of the child, see
+/// `mlconv_probe_file_isolated`) means libhdf5 needs more memory than allowed.
+static inline void mlconv_probe_check_allocation_failure(void) {
+    int out_of_memory = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, mlconv_probe_resource_error, &out_of_memory);
+    H5Eclear2(H5E_DEFAULT);
+    if (out_of_memory) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
+}
 
 /// Reads attribute or dataset data of file type `type` and dataspace `space` with `read`, as
 /// mlconv's readers would. Failures are ignored: the parent reports them.
@@ -90,6 +126,7 @@ static inline void mlconv_probe_read_data(hid_t object, int is_attribute, const 
         if (buffer != NULL) {
             herr_t status = is_attribute ? H5Aread(object, memory, buffer)
                                          : H5Dread(object, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
+            if (status < 0) { mlconv_probe_check_allocation_failure(); }
             if (status >= 0 && variable) {
 #if H5_VERSION_GE(1, 12, 0)
                 H5Treclaim(memory, space, H5P_DEFAULT, buffer);
@@ -98,6 +135,7 @@ static inline void mlconv_probe_read_data(hid_t object, int is_attribute, const 
 #endif
             }
             free(buffer);
+            mlconv_probe_check_memory(walk);
         }
     }
     if (owned) { H5Tclose(memory); }
@@ -154,7 +192,9 @@ static inline void mlconv_probe_walk_file(const char *path, const void *image, s
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (file < 0) { return; }
-    mlconv_probe_walk walk = { max_bytes };
+    struct rusage usage;
+    long start = getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : 0;
+    mlconv_probe_walk walk = { max_bytes, start };
 #if H5_VERSION_GE(1, 12, 0)
     H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, mlconv_probe_visit, &walk, H5O_INFO_BASIC);
 #else
@@ -176,11 +216,19 @@ static inline void mlconv_probe_child_defaults(void) {
 
 /// Reads the file at `path` (or the in-memory `image`, see `mlconv_probe_walk_file`) with libhdf5
 /// in a child process and waits for it at most `timeout_ms` milliseconds. Data larger than
-/// `max_bytes` is not read. Returns the outcome; `detail` receives the signal, exit status or
-/// errno it names. Call with mlconv's HDF5 lock held.
+/// `max_bytes` is not read, and a child whose memory grows by more than `max_bytes` stops.
+/// Returns the outcome; `detail` receives the signal, exit status, growth in MiB or errno it
+/// names. Call with mlconv's HDF5 lock held.
 static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, const void *image, size_t image_size,
                                                               uint64_t max_bytes, int64_t timeout_ms, int *detail) {
     *detail = 0;
+    long virtual_bytes = 0;  // the process's address space now (/proc/self/statm, first field)
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (statm != NULL) {
+        long pages = 0;
+        if (fscanf(statm, "%ld", &pages) == 1 && pages > 0) { virtual_bytes = pages * sysconf(_SC_PAGESIZE); }
+        fclose(statm);
+    }
     pid_t child = fork();
     if (child < 0) {
         *detail = errno;
@@ -188,6 +236,19 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
     }
     if (child == 0) {
         mlconv_probe_child_defaults();
+        // Address space: what the process has plus the limit (and 64 MiB for libhdf5's own
+        // structures), so that an allocation past the limit fails at once instead of being
+        // made and cleared (a damaged vlen length claims up to 4 GiB).
+        if (virtual_bytes > 0 && max_bytes < UINT64_MAX / 4 && (uint64_t)virtual_bytes < UINT64_MAX / 4) {
+            struct rlimit limit;
+            if (getrlimit(RLIMIT_AS, &limit) == 0) {
+                rlim_t wanted = (rlim_t)((uint64_t)virtual_bytes + max_bytes + (64u << 20));
+                if (limit.rlim_max == RLIM_INFINITY || wanted < limit.rlim_max) {
+                    limit.rlim_cur = wanted;
+                    setrlimit(RLIMIT_AS, &limit);
+                }
+            }
+        }
         mlconv_probe_walk_file(path, image, image_size, max_bytes);
         _exit(0);
     }
@@ -196,9 +257,15 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
     long pause_ns = 200000;  // 0.2 ms, doubling up to 20 ms
     for (;;) {
         int status = 0;
-        pid_t done = waitpid(child, &status, WNOHANG);
+        struct rusage usage;
+        memset(&usage, 0, sizeof usage);
+        pid_t done = wait4(child, &status, WNOHANG, &usage);
         if (done == child) {
             if (WIFSIGNALED(status)) { *detail = WTERMSIG(status); return MLCONV_PROBE_SIGNALED; }
+            if (WIFEXITED(status) && WEXITSTATUS(status) == MLCONV_PROBE_EXIT_MEMORY) {
+                *detail = (int)(usage.ru_maxrss / 1024);
+                return MLCONV_PROBE_TOO_MUCH_MEMORY;
+            }
             if (WIFEXITED(status) && WEXITSTATUS(status) != 0) { *detail = WEXITSTATUS(status); return MLCONV_PROBE_EXITED; }
             return MLCONV_PROBE_OK;
         }

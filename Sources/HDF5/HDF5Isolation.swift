@@ -110,6 +110,14 @@ public enum HDF5Isolation {
             what = "libhdf5 crashed (\(signalName(detail))) reading '\(name)' in a separate process"
         case MLCONV_PROBE_EXITED:
             what = "libhdf5 failed reading '\(name)' in a separate process (it ended with status \(detail): an abort or a memory error)"
+        case MLCONV_PROBE_TOO_MUCH_MEMORY:
+            return HDF5Error(kind: .memoryLimitExceeded, file: name,
+                             summary: "libhdf5 needed more memory than the limit allows to read '\(name)' "
+                                 + "(tried in a separate process); mlconv did not read it in its own process",
+                             expected: "at most \(MemoryLimit.format(MemoryLimit.current)) (--max-memory)",
+                             found: "an allocation by libhdf5 past the limit (the child process's peak resident set: \(detail) MiB)",
+                             hint: "a damaged variable-length string or dataset can claim gigabytes; if the file is trusted, "
+                                 + "raise the limit with --max-memory")
         case MLCONV_PROBE_TIMED_OUT:
             what = "libhdf5 did not finish reading '\(name)' within \(formatSeconds(settings.timeLimit)) in a separate process (a damaged file makes it loop)"
         default:

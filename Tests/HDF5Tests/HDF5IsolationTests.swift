@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 @testable import HDF5
 import XCTest
 
@@ -78,5 +79,29 @@ final class HDF5IsolationTests: XCTestCase {
         XCTAssertThrowsError(try file.stringAttribute("keras_version")) { error in
             XCTAssertTrue((error as? HDF5Error)?.summary.contains("cannot be read safely") == true, "\(error)")
         }
+    }
+}
+
+/// A variable-length string whose reference claims 2^30 bytes (Fixtures/crashes, made by
+/// Scripts/crash_fixtures/hdf5_global_heap.py): libhdf5 allocates and clears that much per read.
+/// The child runs under an address-space limit of the process's size plus `MemoryLimit.current`,
+/// so the allocation fails there at once and the file is refused as over the memory limit.
+final class HDF5IsolationMemoryTests: XCTestCase {
+    func testClaimedGigabyteStringIsRefusedInTheChild() throws {
+        let path = HDF5TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes/keras/vlen_string_length_2p30.h5").path
+        let started = Date()
+        try MemoryLimit.with(256 << 20) {
+            XCTAssertThrowsError(try HDF5File(path: path)) { error in
+                guard let e = error as? HDF5Error else { return XCTFail("\(error)") }
+                XCTAssertEqual(e.kind, .memoryLimitExceeded, e.description)
+                XCTAssertTrue(e.summary.contains("separate process"), e.description)
+                XCTAssertEqual(e.expected, "at most 256.0 MiB (--max-memory)")
+            }
+        }
+        // Refused by the failed allocation, not after clearing a gigabyte twice.
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30)
+        // The same limit does not refuse an ordinary file with variable-length strings.
+        let good = HDF5TestPaths.fixture("keras_model.h5")
+        try MemoryLimit.with(256 << 20) { XCTAssertNoThrow(try HDF5File(path: good)) }
     }
 }
