@@ -16,6 +16,7 @@
 //   MLPrediction   Core ML feature values, classical models (trees, GLMs, SVMs, kNN, encoders) and pipelines
 //   MLTraining     on-device update of updatable Core ML models (neural networks, kNN, pipelines)
 //   MLConvCLI      the `mlconv` commands as a library (everything above)
+//   CMLConvStartup the executable's start-up: libgomp's spin count (docs/PERFORMANCE.md, "Thread pool")
 //   mlconv         executable entry point
 import PackageDescription
 import Foundation
@@ -72,7 +73,8 @@ let package = Package(
         .target(name: "MLTraining", dependencies: ["MLGraph", "CoreMLFormat", "MLPrediction", "MLRuntime", "Diagnostics"]),
         .target(name: "MLConvCLI",
                 dependencies: ["MLGraph", "HDF5", "KerasFrontend", "CoreMLFormat", "MLPasses", "MLBundle",
-                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv", "Diagnostics"],
+                               "MLRuntime", "ImageIO", "MLPrediction", "MLTraining", "MLConv", "Diagnostics",
+                               "CMLConvStartup"],
                 // Swift 6.3's SIL CopyPropagation pass breaks ownership in some of this module's
                 // large command functions in release builds ("Found ownership error?!", compiler
                 // abort); the pass is skipped for this module only. The library modules build as usual.
@@ -83,6 +85,9 @@ let package = Package(
                 dependencies: ["MLGraph", "KerasFrontend", "CoreMLFormat", "MLBundle", "MLRuntime", "ImageIO", "MLPrediction", "Diagnostics"],
                 exclude: ["MLConv.docc"]),
         .target(name: "CMLConv"),
+        // MARK: thread pool (issue 12): libgomp's wait policy chosen before libraries initialise
+        // (.preinit_array; executables only: MLConvCLI and its tests, never libmlconv_c).
+        .target(name: "CMLConvStartup"),
         .target(name: "MLConvC", dependencies: ["MLConv", "CMLConv"]),
         .executableTarget(name: "mlconv-example", dependencies: ["MLConv"], path: "Examples/digits"),
 

@@ -48,6 +48,19 @@ def library_path():
 
 _lib = None
 
+# The spin count the mlconv executable gives libgomp (oneDNN's OpenMP runtime) when the
+# environment sets no wait policy: workers spin briefly for the next parallel region, then sleep.
+# libgomp reads it once, when it is loaded, so it is set here before the library (and libgomp
+# with it) is loaded, unless the user chose: OMP_WAIT_POLICY or GOMP_SPINCOUNT in the
+# environment win. It has no effect when libgomp is already loaded into this Python process by
+# another package. See docs/PERFORMANCE.md, "Thread pool".
+DEFAULT_GOMP_SPINCOUNT = "1000"
+
+
+def _choose_thread_wait_policy():
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = DEFAULT_GOMP_SPINCOUNT
+
 
 def lib():
     """Loads the library once and declares every function's argument and result types."""
@@ -60,6 +73,7 @@ def lib():
             f"mlconv: the native library {path} is missing; install the package with "
             "`pip install ./python` from the mlconv repository (it builds the library), "
             "or set MLCONV_LIBRARY to a libmlconv_c.so")
+    _choose_thread_wait_policy()
     L = ctypes.CDLL(path)
     P, c = ctypes.POINTER, ctypes
     model_p, result_p = c.c_void_p, c.c_void_p

@@ -50,7 +50,9 @@ enum PredictCommand: Command {
                             center (scale to cover, crop the centre), fit (scale to fit, pad),
                             fill (stretch); default center
       --output-dir DIR      where to write one .npy per output (created if missing)
-      --threads N           CPU threads (default: all cores)
+      --threads N           CPU threads (default: all cores). Idle workers spin briefly, then
+                            sleep: GOMP_SPINCOUNT=1000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT
+                            is set (docs/PERFORMANCE.md, "Thread pool")
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
                             and the graph exactly as stored (no inference passes)
       --disable-pass NAME   do not run inference pass NAME when loading the model; repeatable.
@@ -137,8 +139,8 @@ enum PredictCommand: Command {
                 ms.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
             }
             ms.sort()
-            console.print(String(format: "latency: median %.3f ms, min %.3f ms over %d runs (%d threads)",
-                                 ms[ms.count / 2], ms[0], runs, config.threadCount))
+            console.print(String(format: "latency: median %.3f ms, min %.3f ms over %d runs (%d threads",
+                                 ms[ms.count / 2], ms[0], runs, config.threadCount) + ", \(ThreadWaitPolicy.summary))")
         }
         return 0
     }
