@@ -1,6 +1,6 @@
 // Keras HDF5 files (.h5): libhdf5 opens the bytes as a file on tmpfs; the converter reads the
 // architecture and weights and builds a verified graph. libhdf5 reads each input in a child
-// process first (HDF5Isolation, time limit MLCONV_HDF5_PROBE_TIMEOUT=5 from Scripts/fuzz); the
+// process first (HDF5Isolation, time limit MLCONV_HDF5_PROBE_TIMEOUT=3 from Scripts/fuzz); the
 // memory limit is 512 MiB, so a damaged string that makes libhdf5 allocate gigabytes is refused
 // after the child instead of being read again here.
 import Diagnostics
