@@ -170,6 +170,7 @@ final class KerasConversionSession {
             try graph.inferShapes()
             try graph.verify()
         } catch let e as GraphError {
+            if let m = e.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: e.description)
         }
         return graph

@@ -175,6 +175,7 @@ public enum CoreMLImporter {
             try graph.inferShapes()
             try graph.verify()
         } catch {
+            if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
         }
         var result = CoreMLImportResult(graph: graph, warnings: b.warnings)

@@ -173,6 +173,7 @@ final class MILGraphImporter {
             try graph.inferShapes()
             try graph.verify()
         } catch {
+            if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
         }
         return CoreMLImportResult(graph: graph, warnings: b.warnings)
