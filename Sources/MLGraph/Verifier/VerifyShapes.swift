@@ -28,8 +28,10 @@ extension GraphVerifier {
             }
             switch inferred.stop {
             case let .ruleFailed(at, error)? where at == k:
-                throw GraphVerificationFailure.at(.shapes, node: node, "node '\(node.name)' (\(node.op.name)): its shape rule refuses its inputs (\(node.inputs.map { inferred.types[$0].map(\.description) ?? "?" }.joined(separator: ", "))): \(error)",
-                                                  expected: "inputs, attributes and weights the op accepts", found: "\(error)",
+                let inputs = node.inputs.map { inferred.types[$0].map(\.description) ?? "?" }.joined(separator: ", ")
+                throw GraphVerificationFailure.at(.shapes, node: node, "node '\(node.name)' (\(node.op.name)): its shape rule refuses it: \(error)",
+                                                  expected: "inputs, attributes and weights that \(node.op.name) accepts",
+                                                  found: "inputs \(inputs.isEmpty ? "none" : inputs), weights \(node.weights.keys.sorted().map { "\($0) \(formatShape(node.weights[$0]?.shape ?? []))" }.joined(separator: ", "))",
                                                   cause: (error as? GraphError).map { .graph($0) })
             case let .outputCount(at, given)? where at == k:
                 throw GraphVerificationFailure.at(.shapes, node: node, "node '\(node.name)' (\(node.op.name)) produces \(given) outputs, but \(node.outputs.count) output names are given",
