@@ -8,3 +8,22 @@ extension Graph {
         try GraphVerifier.verify(self)
     }
 }
+
+extension Graph {
+    /// For readers: `inferShapes()` (recording every tensor's type), then `verify()`. When
+    /// inference fails, the verifier runs on the graph as the reader built it, without recorded
+    /// types, and throws its layered error (it refuses every graph that inference refuses);
+    /// `inferShapes`' own error only if it does not.
+    /// - Throws: `GraphError.verificationFailed` (see `GraphVerifier`), or `inferShapes`' error.
+    public mutating func inferShapesAndVerify() throws {
+        do {
+            try inferShapes()
+        } catch {
+            var asBuilt = self
+            asBuilt.tensorTypes = [:]
+            try asBuilt.verify()
+            throw error
+        }
+        try verify()
+    }
+}

@@ -296,6 +296,29 @@ final class GraphVerifierTests: XCTestCase {
         XCTAssertNoThrow(try g.verify(), "the limit is restored")
     }
 
+    /// The readers' entry: types recorded on success; when inference fails, the verifier's
+    /// layered error (here the shapes layer, with the op's error as cause) instead of the bare one.
+    func testInferShapesAndVerify() throws {
+        var g = Graph(inputs: [x], outputs: ["r"], nodes: [dense("d", "x"), relu("r", "d")])
+        try g.inferShapesAndVerify()
+        XCTAssertEqual(g.tensorTypes["r"], TensorType([1, 3]))
+        var bad = Graph(inputs: [x], outputs: ["d"], nodes: [dense("d", "x", cin: 5)])
+        XCTAssertThrowsError(try bad.inferShapes()) { error in
+            guard case GraphError.invalidNode = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try bad.inferShapesAndVerify()) { error in
+            guard case let GraphError.verificationFailed(f) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(f.layer, .shapes)
+            XCTAssertEqual(f.node, "d")
+            guard case .graph(GraphError.invalidNode)? = f.cause else { return XCTFail("\(String(describing: f.cause))") }
+        }
+        var loop = Graph(inputs: [x], outputs: ["r"], nodes: [relu("r", "r")])
+        XCTAssertThrowsError(try loop.inferShapesAndVerify()) { error in
+            guard case let GraphError.verificationFailed(f) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(f.layer, .structure)
+        }
+    }
+
     // MARK: order and diagnostics
 
     /// The first failing layer is reported when several are broken.
