@@ -167,9 +167,9 @@ final class KerasConversionSession {
 
         var graph = Graph(inputs: graphInputs, outputs: outputs, nodes: nodes, description: description)
         do {
-            try graph.inferShapes()
-            try graph.verify()
+            try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch let e as GraphError {
+            if let m = e.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: e.description)
         }
         return graph

@@ -228,6 +228,7 @@ public final class BundleFile: @unchecked Sendable {
         } catch let e as BundleError {
             throw e
         } catch let e as GraphError {
+            if let m = e.memoryLimitExceeded(file: file) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw BundleError.corrupted(file: file, reason: "the model section does not hold a valid graph: \(e)")
         } catch {
             throw BundleError.corrupted(file: file, reason: "the model section is not valid: \(describeDecodingError(error))")

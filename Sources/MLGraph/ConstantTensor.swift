@@ -43,6 +43,11 @@ public final class ByteStorage: @unchecked Sendable {
     }
 
     public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: count) }
+
+    // MARK: graph verifier (issue 13)
+    /// Whether the bytes belong to `owner` (a mapped file) rather than to an allocation of this
+    /// object; the verifier counts only allocated weight bytes against the memory limit.
+    public var isBorrowed: Bool { !ownsAllocation }
 }
 
 /// Linear quantization (Core ML `QuantizationParams.linearQuantization`): w = q·scale[c] + bias[c],

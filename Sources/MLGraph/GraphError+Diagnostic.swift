@@ -9,6 +9,9 @@ extension GraphError: MLConvDiagnostic {
         case .invalidNode, .invalidTopology, .invalidConstant, .invalidAttribute: return .inputFile
         case .passProducedInvalidGraph: return .internal
         case .unknownPass, .duplicatePassName: return .usage
+        case let .verificationFailed(f):
+            if case .memoryLimit? = f.cause { return .resourceLimit }
+            return .inputFile
         }
     }
     public var diagnosticLocation: DiagnosticLocation? {
@@ -16,16 +19,23 @@ extension GraphError: MLConvDiagnostic {
         case let .invalidNode(node, _, _): return DiagnosticLocation(.node, node)
         case let .invalidAttribute(op, _, _, _): return DiagnosticLocation(.op, op)
         case let .unknownPass(name, _): return DiagnosticLocation(.option, name)
+        case let .verificationFailed(f): return f.location
         default: return nil
         }
     }
     public var diagnosticExpected: String? {
         if case let .invalidAttribute(_, _, expected, _) = self { return expected }
+        if case let .verificationFailed(f) = self { return f.expected }
         return nil
     }
     public var diagnosticFound: String? {
         if case let .invalidAttribute(_, _, _, found) = self { return found }
+        if case let .verificationFailed(f) = self { return f.found }
         return nil
+    }
+    public var diagnosticCauses: [any Error] {
+        if case let .verificationFailed(f) = self, let c = f.cause { return [c.error] }
+        return []
     }
 }
 

@@ -15,6 +15,9 @@ public enum GraphError: Error, CustomStringConvertible, Equatable {
     case unknownPass(name: String, known: [String])
     /// Two passes of one `PassPipeline` share a name.
     case duplicatePassName(String)
+    // MARK: graph verifier (issue 13)
+    /// `Graph.verify()` refused the graph: the layer, where, expected and found (`GraphVerifier`).
+    case verificationFailed(GraphVerificationFailure)
 
     public var description: String {
         switch self {
@@ -29,6 +32,7 @@ public enum GraphError: Error, CustomStringConvertible, Equatable {
             return "unknown graph pass '\(name)'; the known passes are: \(known.joined(separator: ", "))"
         case let .duplicatePassName(name):
             return "two passes of the pipeline are named '\(name)'; give each pass a unique name"
+        case let .verificationFailed(f): return f.description
         }
     }
 }

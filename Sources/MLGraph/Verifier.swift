@@ -1,35 +1,29 @@
 extension Graph {
-    /// Checks the graph in layers, the first failure naming the tensor or node:
-    /// 1. structure — unique node names, every tensor produced once, inputs produced before use
-    ///    (topological order), every graph output produced, no node without outputs;
-    /// 2. types — re-infers every shape (weights included) and compares with `tensorTypes`;
-    /// 3. description — feature descriptions name real inputs/outputs.
-    /// - Throws: `GraphError`.
+    /// Verifies the graph with `GraphVerifier`, layer by layer — structure, references, types,
+    /// shapes, sizes (see `GraphVerifier.Layer`) — so that the runtime and the kernels can trust
+    /// it. Every reader runs it on the graph it builds; `PassPipeline` after each pass.
+    /// - Throws: `GraphError.verificationFailed` naming the layer, the node / op / tensor /
+    ///   weight, expected and found (with the op's own error, or `MemoryLimitExceeded`, as cause).
     public func verify() throws {
-        var names = Set<String>()
-        for n in nodes {
-            guard names.insert(n.name).inserted else { throw GraphError.invalidTopology("two nodes are named '\(n.name)'") }
-            guard !n.outputs.isEmpty else {
-                throw GraphError.invalidNode(node: n.name, op: n.op.name, message: "has no outputs")
-            }
+        try GraphVerifier.verify(self)
+    }
+}
+
+extension Graph {
+    /// For readers: `inferShapes()` (recording every tensor's type), then `verify()`. When
+    /// inference fails, the verifier runs on the graph as the reader built it, without recorded
+    /// types, and throws its layered error (it refuses every graph that inference refuses);
+    /// `inferShapes`' own error only if it does not.
+    /// - Throws: `GraphError.verificationFailed` (see `GraphVerifier`), or `inferShapes`' error.
+    public mutating func inferShapesAndVerify() throws {
+        do {
+            try inferShapes()
+        } catch {
+            var asBuilt = self
+            asBuilt.tensorTypes = [:]
+            try asBuilt.verify()
+            throw error
         }
-        var inputNames = Set<String>()
-        for i in inputs {
-            guard inputNames.insert(i.name).inserted else { throw GraphError.invalidTopology("input '\(i.name)' is declared twice") }
-        }
-        var copy = self
-        try copy.inferShapes()
-        for (name, t) in copy.tensorTypes {
-            if let stored = tensorTypes[name], stored != t {
-                throw GraphError.invalidTopology("tensor '\(name)' is recorded as \(stored) but its producer gives \(t)")
-            }
-        }
-        for f in description.inputs where !inputNames.contains(f.name) {
-            throw GraphError.invalidTopology("description names input '\(f.name)', which the graph does not have")
-        }
-        let outs = Set(outputs)
-        for f in description.outputs where !outs.contains(f.name) {
-            throw GraphError.invalidTopology("description names output '\(f.name)', which the graph does not have")
-        }
+        try verify()
     }
 }

@@ -95,7 +95,7 @@ final class ShapeInferenceTests: XCTestCase {
         g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 4]))], outputs: ["y"],
                   nodes: [Node(name: "a", op: .activation(.relu), inputs: ["x"], outputs: ["y"]),
                           Node(name: "a", op: .activation(.relu), inputs: ["x"], outputs: ["z"])])
-        XCTAssertThrowsError(try g.verify()) { e in XCTAssertEqual("\(e)", "invalid graph: two nodes are named 'a'") }
+        XCTAssertThrowsError(try g.verify()) { e in XCTAssertEqual("\(e)", "invalid graph (structure check): two nodes are named 'a'") }
     }
 
     func testBroadcastAndDeconvSizes() {

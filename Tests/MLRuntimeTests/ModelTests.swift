@@ -123,8 +123,10 @@ final class ModelTests: XCTestCase {
         let g = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 3]))], outputs: ["y"],
                       nodes: [Node(name: "relu", op: .activation(.relu), inputs: ["nope"], outputs: ["y"])])
         XCTAssertThrowsError(try Model(graph: g)) { error in
-            guard case GraphError.invalidTopology(let m)? = error as? GraphError else { return XCTFail("\(error)") }
-            XCTAssertTrue(m.contains("nope"), m)
+            guard case let GraphError.verificationFailed(f)? = error as? GraphError else { return XCTFail("\(error)") }
+            XCTAssertEqual(f.layer, .references)
+            XCTAssertEqual(f.tensor, "nope")
+            XCTAssertTrue(f.message.contains("nope"), f.message)
         }
     }
 

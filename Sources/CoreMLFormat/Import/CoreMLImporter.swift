@@ -172,9 +172,9 @@ public enum CoreMLImporter {
         // Drop reservations and tensors of nodes that were never emitted.
         graph.tensorTypes = b.types.filter { !$0.value.shape.isEmpty }
         do {
-            try graph.inferShapes()
-            try graph.verify()
+            try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch {
+            if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
         }
         var result = CoreMLImportResult(graph: graph, warnings: b.warnings)

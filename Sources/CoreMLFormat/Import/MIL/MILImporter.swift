@@ -170,9 +170,9 @@ final class MILGraphImporter {
         }
         var graph = Graph(inputs: b.inputs, outputs: outNames, nodes: b.nodes, tensorTypes: b.types, description: irDesc)
         do {
-            try graph.inferShapes()
-            try graph.verify()
+            try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch {
+            if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
             throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
         }
         return CoreMLImportResult(graph: graph, warnings: b.warnings)
