@@ -27,11 +27,20 @@ extension GraphError: MLConvDiagnostic {
         if case let .invalidAttribute(_, _, _, found) = self { return found }
         return nil
     }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] {
+        if case let .passProducedInvalidGraph(_, _, cause) = self { return cause.asCauses }
+        return []
+    }
 }
 
 extension FlexibleShapeError: MLConvDiagnostic {
     public var diagnosticCategory: DiagnosticCategory { .unsupportedModel }
     public var diagnosticLocation: DiagnosticLocation? { DiagnosticLocation(.input, input) }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] { cause.asCauses }
 }
 
 extension MatMulShapeError: MLConvDiagnostic {
