@@ -1,3 +1,4 @@
+import AtomicFile
 import Diagnostics
 
 /// Errors thrown while reading or writing Core ML model files.
@@ -29,7 +30,9 @@ public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendab
         switch self {
         case let .unreadable(file, reason, cause):
             let detail = includingCause ? cause.appended(to: reason) : reason
-            return "\(file): cannot read the file\(detail.isEmpty ? "" : " (\(detail))"). Check the path and its permissions."
+            // `Spec.Model.write(toFile:)` reports its AtomicFile failure with this case too.
+            let verb = cause?.error is AtomicFileError ? "write" : "read"
+            return "\(file): cannot \(verb) the file\(detail.isEmpty ? "" : " (\(detail))"). Check the path and its permissions."
         case let .notAModel(file, byteCount, found):
             return "\(file): expected a Core ML model (a CoreML.Specification.Model protobuf), "
                 + "found \(byteCount) bytes that are not one: \(found). "

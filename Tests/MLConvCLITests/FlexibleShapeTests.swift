@@ -457,6 +457,7 @@ final class FlexibleShapeTests: XCTestCase {
         let model = try Model(graph: g)
         XCTAssertThrowsError(try model.prediction(from: ["image": NDArray(shape: [1, 6, 6, 3])])) { e in
             guard case let RuntimeError.shapeResolutionFailed(shapes, own, cause) = e else { return XCTFail("\(e)") }
+            XCTAssertNotNil(cause, "the shape-inference error is kept as a value (issue 13): \(e)")
             let message = cause.appended(to: own)
             XCTAssertEqual(shapes, "image (1, 6, 6, 3)")
             XCTAssertTrue(message.contains("flatten") || message.contains("dense"), message)

@@ -70,7 +70,7 @@ final class NestedCauseTests: XCTestCase {
             XCTAssertTrue(String(describing: error).contains(causeText), "description lost the cause: \(error)", file: file, line: line)
             XCTAssertFalse(Diagnostic(error).summary.contains(first), "the summary repeats the cause: \(Diagnostic(error).summary)",
                            file: file, line: line)
-            XCTAssertEqual(Diagnostic(error).causes.first?.errorType, String(describing: type(of: c)), file: file, line: line)
+            XCTAssertEqual(Diagnostic(error).causes.first?.errorType, String(describing: type(of: c as Any)), file: file, line: line)
             return (o, c)
         }
     }
@@ -171,6 +171,34 @@ final class NestedCauseTests: XCTestCase {
         XCTAssertTrue(e.message.hasPrefix(e.ownMessage + ": "), e.message)
     }
 
+    // MARK: Core ML import
+
+    /// An ML program whose weight.bin is cut short: every op reading a blob is a layer problem
+    /// whose `cause` is the `MILBlobError` (its text still on the problem's line).
+    func testDamagedWeightBlobFileIsKeptOnEachLayerProblem() throws {
+        let source = fixture("Fixtures/mlprogram/gru_last_fp16/model.mlpackage")
+        let package = try TestPaths.temporaryDirectory(for: self).appendingPathComponent("model.mlpackage")
+        try FileManager.default.copyItem(at: source, to: package)
+        let blob = package.appendingPathComponent("Data/com.apple.CoreML/weights/weight.bin")
+        try Data(try Data(contentsOf: blob).prefix(40)).write(to: blob)
+        let spec = try Spec.Model.load(contentsOf: package.path)
+        let root = try MLPackage.read(at: package.path).rootModelPath
+        XCTAssertThrowsError(try MILImporter.importModel(spec, fileName: "model.mlpackage", modelPath: (root as NSString).deletingLastPathComponent)) { error in
+            guard case let .unsupportedLayers(_, problems)? = error as? CoreMLImportError else { return XCTFail("\(error)") }
+            // The ops reading a blob keep the MILBlobError; ops downstream of them (and a loop
+            // whose body holds them) are listed without a cause.
+            let blobProblems = problems.filter { $0.cause != nil }
+            XCTAssertFalse(blobProblems.isEmpty, "\(error)")
+            for p in blobProblems {
+                guard let b = p.cause?.error as? MILBlobError else { return XCTFail("\(p) keeps no MILBlobError") }
+                XCTAssertEqual(p.reason, b.description, "\(p)")
+                XCTAssertTrue("\(error)".contains(p.reason))
+            }
+            let e = error as? CoreMLImportError
+            XCTAssertEqual(e?.diagnosticCauses.count, problems.count == 1 ? 1 : 0)
+        }
+    }
+
     // MARK: writers: the AtomicFileError is kept
 
     func testCoreMLModelWriteFailureKeepsTheAtomicFileError() throws {
@@ -180,6 +208,9 @@ final class NestedCauseTests: XCTestCase {
                                  CoreMLFormatError.self, causedBy: AtomicFileError.self, category: .io)
         XCTAssertEqual(r?.1.path, target.path)
         XCTAssertEqual(r?.1.operation, .createTemporary)
+        // The case is `.unreadable` (as before), but the message says what failed.
+        XCTAssertTrue(r?.0.description.hasPrefix("\(target.path): cannot write the file (cannot create a temporary file in") ?? false,
+                      r?.0.description ?? "")
     }
 
     func testWeightBlobWriteFailureKeepsTheAtomicFileError() throws {

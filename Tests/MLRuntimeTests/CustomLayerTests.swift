@@ -113,6 +113,10 @@ final class CustomLayerTests: XCTestCase {
         // init throws (no parameter).
         XCTAssertThrowsError(try runOp(custom("AffineTestLayer", outputShapes: [[1, 2]]), x)) { e in
             guard case let .customLayerFailure(node, className, own, cause)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            // MARK: errors (issue 13): the implementation's error is kept as a value
+            XCTAssertEqual(own, "init(parameters:) failed")
+            XCTAssertNotNil(cause, "\(e)")
+            XCTAssertEqual((e as? RuntimeError)?.diagnosticCauses.count, 1)
             let message = cause.appended(to: own)
             XCTAssertEqual(node, "op"); XCTAssertEqual(className, "AffineTestLayer")
             XCTAssertTrue(message.contains("factor"), message)
