@@ -5,15 +5,17 @@ import Diagnostics
 extension CoreMLFormatError: MLConvDiagnostic {
     public var diagnosticCategory: DiagnosticCategory {
         switch self {
-        case let .unreadable(_, reason) where CoreMLFormatError.isWriteFailure(reason):
+        case let .unreadable(_, _, cause?) where cause.error is AtomicFileError:
             return .io  // `Spec.Model.write(toFile:)` reports AtomicFile failures as .unreadable
+        case let .unreadable(_, reason, _) where CoreMLFormatError.isWriteFailure(reason):
+            return .io
         case .unreadable, .notAModel, .invalidPackage, .invalidValue: return .inputFile
         case .cannotEncode: return .internal
         }
     }
     public var diagnosticFile: String? {
         switch self {
-        case let .unreadable(f, _), let .notAModel(f, _, _), let .invalidPackage(f, _, _), let .invalidValue(f, _, _): return f
+        case let .unreadable(f, _, _), let .notAModel(f, _, _), let .invalidPackage(f, _, _), let .invalidValue(f, _, _): return f
         case .cannotEncode: return nil
         }
     }
@@ -27,6 +29,12 @@ extension CoreMLFormatError: MLConvDiagnostic {
         default: return nil
         }
     }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] {
+        if case let .unreadable(_, _, cause) = self { return cause.asCauses }
+        return []
+    }
 }
 
 extension CoreMLImportError: MLConvDiagnostic {
@@ -38,12 +46,23 @@ extension CoreMLImportError: MLConvDiagnostic {
     }
     public var diagnosticFile: String? {
         switch self {
-        case let .unsupportedModelType(f, _, _), let .unsupportedLayers(f, _), let .invalidModel(f, _): return f
+        case let .unsupportedModelType(f, _, _), let .unsupportedLayers(f, _), let .invalidModel(f, _, _): return f
         }
     }
     public var diagnosticLocation: DiagnosticLocation? {
         if case let .unsupportedLayers(_, p) = self, p.count == 1 { return DiagnosticLocation(.layer, p[0].layer) }
         return nil
+    }
+    /// The `description`, without the underlying error's text where `diagnosticCauses` lists it.
+    public var diagnosticSummary: String { text(includingCause: false) }
+    /// `invalidModel`'s cause; the cause of the only layer problem. With several problems each
+    /// cause's text stays on its layer's line (the values are in `problems[i].cause`).
+    public var diagnosticCauses: [any Error] {
+        switch self {
+        case let .invalidModel(_, _, cause): return cause.asCauses
+        case let .unsupportedLayers(_, p) where p.count == 1: return p[0].cause.asCauses
+        default: return []
+        }
     }
 }
 
@@ -67,6 +86,12 @@ extension MLProgramExportError: MLConvDiagnostic {
     public var diagnosticLocation: DiagnosticLocation? {
         if case let .unsupportedOp(node, _, _) = self { return DiagnosticLocation(.node, node) }
         return nil
+    }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] {
+        if case let .cannotWrite(_, _, cause) = self { return cause.asCauses }
+        return []
     }
 }
 

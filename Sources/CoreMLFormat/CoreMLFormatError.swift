@@ -1,10 +1,15 @@
+import AtomicFile
+import Diagnostics
+
 /// Errors thrown while reading or writing Core ML model files.
 ///
 /// Every case names the file (or `"<memory>"` for in-memory buffers), what was expected, what
 /// was found, and what the user can do about it (`description`).
 public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendable {
-    /// The file could not be read from disk.
-    case unreadable(file: String, reason: String)
+    /// The file could not be read from disk (or, from `Spec.Model.write(toFile:)`, written).
+    /// `cause`: the underlying error (a Foundation error, an `AtomicFileError`), kept as a value;
+    /// `reason` is then empty or says what was being done.
+    case unreadable(file: String, reason: String, cause: DiagnosticCause? = nil)
     /// The bytes are not a Core ML `Model` protobuf (empty, truncated, corrupted, or another
     /// file type). `found` describes the first problem located by a wire-format scan.
     case notAModel(file: String, byteCount: Int, found: String)
@@ -18,10 +23,16 @@ public enum CoreMLFormatError: Error, Equatable, CustomStringConvertible, Sendab
     /// The in-memory spec cannot be serialized (for example a string that contains NUL).
     case cannotEncode(what: String, reason: String)
 
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
         switch self {
-        case let .unreadable(file, reason):
-            return "\(file): cannot read the file (\(reason)). Check the path and its permissions."
+        case let .unreadable(file, reason, cause):
+            let detail = includingCause ? cause.appended(to: reason) : reason
+            // `Spec.Model.write(toFile:)` reports its AtomicFile failure with this case too.
+            let verb = cause?.error is AtomicFileError ? "write" : "read"
+            return "\(file): cannot \(verb) the file\(detail.isEmpty ? "" : " (\(detail))"). Check the path and its permissions."
         case let .notAModel(file, byteCount, found):
             return "\(file): expected a Core ML model (a CoreML.Specification.Model protobuf), "
                 + "found \(byteCount) bytes that are not one: \(found). "

@@ -90,7 +90,7 @@ extension Spec.Model {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
         } catch {
-            throw CoreMLFormatError.unreadable(file: path, reason: error.localizedDescription)
+            throw CoreMLFormatError.unreadable(file: path, reason: "", cause: DiagnosticCause(error))
         }
         // MARK: errors (issue 13): --max-memory (the decoded message takes about the file's size)
         try MemoryLimit.check(bytes: data.count, for: "the Core ML model (\(data.count) bytes of protobuf, decoded in memory)", file: path)
@@ -104,7 +104,7 @@ extension Spec.Model {
         do {
             try AtomicFile.write(bytes, to: path)
         } catch let error as AtomicFileError {
-            throw CoreMLFormatError.unreadable(file: path, reason: error.reason)
+            throw CoreMLFormatError.unreadable(file: path, reason: "", cause: DiagnosticCause(error))
         }
     }
 

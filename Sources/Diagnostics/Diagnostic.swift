@@ -143,7 +143,7 @@ public struct Diagnostic: Equatable, Sendable, CustomStringConvertible {
             causes = depth < 16 ? d.diagnosticCauses.map { Diagnostic($0, depth: depth + 1) } : []
         } else {
             category = Diagnostic.category(of: error)
-            summary = String(describing: error)
+            summary = Diagnostic.summary(of: error)
             causes = []
         }
     }
@@ -173,6 +173,16 @@ public struct Diagnostic: Equatable, Sendable, CustomStringConvertible {
         if ns.domain == NSPOSIXErrorDomain { return ns.code == Int(ENOENT) ? .inputFile : .io }
         if error is DecodingError { return .inputFile }
         return .internal
+    }
+
+    /// The sentence of an error that does not adopt `MLConvDiagnostic`: Foundation's file and
+    /// POSIX errors give their `localizedDescription` ("The file “w.json” couldn’t be opened
+    /// because there is no such file."), which says more than their `description` (a domain
+    /// and code); anything else its `description`.
+    static func summary(of error: any Error) -> String {
+        let ns = error as NSError
+        if ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain { return ns.localizedDescription }
+        return String(describing: error)
     }
 
     public var description: String { summary }

@@ -10,11 +10,12 @@ extension DataReader {
             try MemoryLimit.check(count: description.elementCount, elementSize: elementSize,
                                   for: "\(what) of \(context.subject)", file: context.file)
         } catch {
-            throw context.error(.memoryLimitExceeded, error.description,
+            throw context.error(.memoryLimitExceeded, "\(what) of \(context.subject) needs more memory than the limit allows",
                                 expected: error.diagnosticExpected,
                                 found: description.description,
                                 hint: "raise the limit with --max-memory (MemoryLimit.set) if the file is trusted; "
-                                    + "a damaged file can declare sizes it does not hold")
+                                    + "a damaged file can declare sizes it does not hold",
+                                cause: error)
         }
     }
 }

@@ -1,3 +1,5 @@
+import Diagnostics
+
 /// The one error type the `HDF5` module throws.
 ///
 /// Every failure names the file, the object inside it (group or dataset path, and the attribute
@@ -71,11 +73,15 @@ public struct HDF5Error: Error, CustomStringConvertible, Equatable, Sendable {
     public var libraryStack: [String]
     /// What the user can do about it.
     public var hint: String?
+    /// The error that caused this one, kept as a value (issue 13): the `MemoryLimitExceeded` of
+    /// a `.memoryLimitExceeded` refusal; nil for libhdf5's failures (their record is
+    /// `libraryStack`).
+    public var cause: DiagnosticCause?
 
     /// Makes an error; most callers only read errors, the module makes them.
     public init(kind: Kind, file: String, objectPath: String? = nil, attribute: String? = nil,
                 summary: String, expected: String? = nil, found: String? = nil,
-                libraryStack: [String] = [], hint: String? = nil) {
+                libraryStack: [String] = [], hint: String? = nil, cause: (any Error)? = nil) {
         self.kind = kind
         self.file = file
         self.objectPath = objectPath
@@ -85,11 +91,15 @@ public struct HDF5Error: Error, CustomStringConvertible, Equatable, Sendable {
         self.found = found
         self.libraryStack = libraryStack
         self.hint = hint
+        self.cause = cause.map(DiagnosticCause.init)
     }
 
     /// A multi-line human-readable message: the summary, then the file, object, attribute,
     /// expected, found, the libhdf5 error stack and the hint, each on its own indented line.
-    public var description: String {
+    public var description: String { lines(includingCause: true).joined(separator: "\n") }
+
+    /// The lines of `description`; the "caused by:" line of `cause` only when `includingCause`.
+    func lines(includingCause: Bool) -> [String] {
         var lines = ["HDF5 error (\(kind.rawValue)): \(summary)"]
         lines.append("  file: \(file)")
         if let objectPath {
@@ -108,10 +118,13 @@ public struct HDF5Error: Error, CustomStringConvertible, Equatable, Sendable {
             lines.append("  libhdf5 error stack:")
             lines.append(contentsOf: libraryStack.map { "    " + $0 })
         }
+        if includingCause, let cause {
+            lines.append("  caused by: \(cause.text)")
+        }
         if let hint {
             lines.append("  hint: \(hint)")
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }
 

@@ -102,10 +102,10 @@ struct HDF5ErrorContext {
 
     /// An error without libhdf5 stack (a check made by this module).
     func error(_ kind: HDF5Error.Kind, _ summary: String, expected: String? = nil,
-               found: String? = nil, hint: String? = nil) -> HDF5Error {
+               found: String? = nil, hint: String? = nil, cause: (any Error)? = nil) -> HDF5Error {
         HDF5Error(kind: kind, file: file, objectPath: objectPath, attribute: attribute,
                   summary: summary, expected: expected, found: found, libraryStack: [],
-                  hint: hint)
+                  hint: hint, cause: cause)
     }
 
     /// An error carrying libhdf5's current error stack (which it clears). Call with the lock

@@ -72,7 +72,7 @@ public enum ImageCodec {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ImageIOError.unreadable(path: path, reason: error.localizedDescription)
+            throw ImageIOError.unreadable(path: path, reason: "", cause: DiagnosticCause(error))
         }
         return try decode(data, path: path)
     }
@@ -144,7 +144,7 @@ public enum ImageCodec {
         do {
             try AtomicFile.write(data, to: url.path)
         } catch let error as AtomicFileError {
-            throw ImageIOError.unwritable(path: url.path, reason: error.reason)
+            throw ImageIOError.unwritable(path: url.path, reason: "", cause: DiagnosticCause(error))
         }
     }
 

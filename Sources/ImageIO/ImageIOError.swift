@@ -1,12 +1,14 @@
 // ImageIOError: what went wrong reading or writing an image, for people.
+import Diagnostics
 
 /// An error from `ImageCodec`. Every case names the file (`path`; `"<memory>"` or the name
 /// given to `ImageCodec.decode` for in-memory data); `description` says what was found and
 /// what to do about it.
 public enum ImageIOError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be read at all (missing, a directory, no permission). `reason` is the
-    /// system's explanation.
-    case unreadable(path: String, reason: String)
+    /// system's explanation, or empty when `cause` (the system's error, kept as a value, issue
+    /// 13) says it.
+    case unreadable(path: String, reason: String, cause: DiagnosticCause? = nil)
     /// The bytes are neither PNG nor JPEG (formats are recognised by their signature, not by
     /// the file name). `firstBytes` holds up to the first 16 bytes (empty for an empty file).
     case unrecognizedFormat(path: String, firstBytes: [UInt8])
@@ -20,16 +22,24 @@ public enum ImageIOError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(path: String, format: String, message: String)
     /// The image could not be written to `path`; `reason` is the system's explanation. Nothing
     /// is left behind (no partial file, no temporary file) and an existing file is untouched.
-    case unwritable(path: String, reason: String)
+    /// `cause`: the `AtomicFileError`, kept as a value (issue 13); `reason` is then empty.
+    case unwritable(path: String, reason: String, cause: DiagnosticCause? = nil)
     /// The image cannot be encoded as asked (e.g. a channel count PNG writing does not support).
     case invalidImage(reason: String)
 
     /// One or two sentences: the file, what was found (with the library's message or the
     /// leading bytes), and what to do about it.
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
+        func detail(_ m: String, _ c: DiagnosticCause?) -> String {
+            let d = includingCause ? c.appended(to: m) : m
+            return d.isEmpty ? "" : ": " + d
+        }
         switch self {
-        case let .unreadable(path, reason):
-            return "cannot read image '\(path)': \(reason). Check the path and its permissions."
+        case let .unreadable(path, reason, cause):
+            return "cannot read image '\(path)'\(detail(reason, cause)). Check the path and its permissions."
         case let .unrecognizedFormat(path, bytes):
             return "'\(path)' is not a PNG or JPEG image: \(Self.describe(firstBytes: bytes)). "
                 + "Only PNG and JPEG are supported; convert the image to PNG or JPEG "
@@ -42,8 +52,8 @@ public enum ImageIOError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "Re-save it as an 8-bit RGB or grayscale PNG or baseline JPEG."
         case let .tooLarge(path, format, message):
             return "'\(path)' (\(format)) is too large to decode: \(message). Downscale it first."
-        case let .unwritable(path, reason):
-            return "cannot write image '\(path)': \(reason). Check that the directory exists and is writable; "
+        case let .unwritable(path, reason, cause):
+            return "cannot write image '\(path)'\(detail(reason, cause)). Check that the directory exists and is writable; "
                 + "nothing was written."
         case let .invalidImage(reason):
             return "cannot encode the image: \(reason)."

@@ -1,3 +1,4 @@
+import Diagnostics
 import CZip
 import Foundation
 import HDF5
@@ -156,8 +157,9 @@ struct KerasArchive {
         do {
             return HDF5KerasFile(try HDF5File(image: weights, name: name))
         } catch {
-            throw KerasConversionError.invalidArchive(file: archivePath, member: Self.weightsMember, problem: error.description,
-                                                      hint: "the archive's weights are damaged: re-save the model with Keras 3 `model.save('model.keras')`")
+            throw KerasConversionError.invalidArchive(file: archivePath, member: Self.weightsMember, problem: "the weights are not a readable HDF5 file",
+                                                      hint: "the archive's weights are damaged: re-save the model with Keras 3 `model.save('model.keras')`",
+                                                      cause: DiagnosticCause(error))
         }
     }
 }

@@ -1,3 +1,5 @@
+import Diagnostics
+import HDF5
 import MLGraph
 
 /// A layer the converter could not convert, as listed by `KerasConversionError.unsupportedLayers`.
@@ -47,8 +49,9 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     /// A weights-only file (`model.save_weights`) was given without its architecture JSON.
     case weightsOnlyWithoutArchitecture(file: String, layerNames: [String])
     /// The architecture (the `model_config` attribute or the JSON sidecar) is not valid JSON or
-    /// not a Keras model config.
-    case invalidArchitecture(file: String, message: String)
+    /// not a Keras model config. `cause`: the underlying error when there is one (the
+    /// `KerasJSONError` of a syntax error, the Foundation error of an unreadable sidecar).
+    case invalidArchitecture(file: String, message: String, cause: DiagnosticCause? = nil)
     /// Layers no built-in converter nor hook handles: all of them, collected before failing.
     case unsupportedLayers(file: String, layers: [KerasUnsupportedLayer])
     /// A supported layer uses an option the converter cannot represent (channels_first, an
@@ -73,40 +76,63 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
     /// A `[layer, node, tensor]` reference in the config is out of range for the layer it names
     /// (a call index the layer does not have, a negative or absurd output index).
     case invalidTensorReference(file: String, layer: String, reference: String, expected: String, found: String)
-    /// A hook returned nodes that do not produce the layer's output tensor(s).
-    case invalidHookResult(file: String, layer: String, className: String, message: String)
+    /// A hook returned nodes that do not produce the layer's output tensor(s). `cause`: the
+    /// error of the hook's shape function, when that is what failed.
+    case invalidHookResult(file: String, layer: String, className: String, message: String, cause: DiagnosticCause? = nil)
     /// The IR rejected a node (shape inference or verification), wrapped with the Keras layer.
-    case invalidGraph(file: String, layer: String?, className: String?, message: String)
-    /// libhdf5 failed, or the file is not HDF5 (the message is the `HDF5Error` description).
-    case hdf5(file: String, message: String)
+    /// `cause`: the IR's `GraphError`, when there is one (`message` then says what was being
+    /// checked, or is empty).
+    case invalidGraph(file: String, layer: String?, className: String?, message: String, cause: DiagnosticCause? = nil)
+    /// libhdf5 failed, or the file is not HDF5: `cause` is the `HDF5Error` (its kind, object,
+    /// libhdf5 error stack and hint).
+    case hdf5(file: String, cause: HDF5Error)
     /// A Keras 3 `.keras` archive that cannot be read: not a ZIP file, a missing member
     /// (`config.json`, `model.weights.h5`), a member over the size limits (ZIP bomb), an
     /// absolute or `..` member name, an encrypted or damaged member.
-    case invalidArchive(file: String, member: String?, problem: String, hint: String)
+    /// `cause`: the underlying error (the `HDF5Error` of unreadable weights), when there is one.
+    case invalidArchive(file: String, member: String?, problem: String, hint: String, cause: DiagnosticCause? = nil)
     /// Hooks (by their MATCH text) that select no layer of the model: most likely a typo.
     case unmatchedHooks(file: String, matches: [String], layerNames: [String])
 
     /// The file the error concerns.
     public var file: String {
         switch self {
-        case let .notKerasFile(f, _), let .weightsOnlyWithoutArchitecture(f, _), let .invalidArchitecture(f, _),
+        case let .notKerasFile(f, _), let .weightsOnlyWithoutArchitecture(f, _), let .invalidArchitecture(f, _, _),
              let .unsupportedLayers(f, _), let .unsupportedConfiguration(f, _, _, _, _),
              let .invalidLayerConfig(f, _, _, _, _, _), let .missingWeight(f, _, _, _, _),
              let .weightShapeMismatch(f, _, _, _, _, _, _), let .weightLayerCountMismatch(f, _, _),
-             let .unknownInputShape(f, _, _), let .danglingInput(f, _, _, _), let .invalidHookResult(f, _, _, _),
+             let .unknownInputShape(f, _, _), let .danglingInput(f, _, _, _), let .invalidHookResult(f, _, _, _, _),
              let .missingInputs(f, _, _, _, _), let .invalidTensorReference(f, _, _, _, _),
-             let .invalidGraph(f, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _),
-             let .invalidArchive(f, _, _, _):
+             let .invalidGraph(f, _, _, _, _), let .hdf5(f, _), let .unmatchedHooks(f, _, _),
+             let .invalidArchive(f, _, _, _, _):
             return f
         }
     }
 
-    /// The full message: file, layer and class, expected vs found, and what to do.
-    public var description: String {
+    /// The underlying error, when the case keeps one (`hdf5`'s `HDF5Error`, the `cause` of the
+    /// other cases).
+    public var cause: (any Error)? {
         switch self {
-        case let .invalidArchive(file, member, problem, hint):
+        case let .hdf5(_, e): return e
+        case let .invalidArchitecture(_, _, c), let .invalidHookResult(_, _, _, _, c), let .invalidGraph(_, _, _, _, c),
+             let .invalidArchive(_, _, _, _, c):
+            return c?.error
+        default: return nil
+        }
+    }
+
+    /// The full message: file, layer and class, expected vs found, what to do, and the text of
+    /// the underlying error.
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause` (the renderer prints
+    /// the cause on a "caused by:" line of its own).
+    func text(includingCause: Bool) -> String {
+        func suffix(_ c: DiagnosticCause?) -> String { includingCause ? c.suffix : "" }
+        switch self {
+        case let .invalidArchive(file, member, problem, hint, cause):
             return """
-                \(file): not a readable Keras 3 `.keras` archive\(member.map { " (member '\($0)')" } ?? ""): \(problem).
+                \(file): not a readable Keras 3 `.keras` archive\(member.map { " (member '\($0)')" } ?? ""): \(problem)\(suffix(cause)).
                   What to do: \(hint).
                 """
         case let .notKerasFile(file, found):
@@ -126,9 +152,9 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
                 `.keras` archive) with `--config arch.json` (API: `convert(modelAt:architectureJSON:)`), or re-save \
                 the full model with `model.save('model.keras')` or `model.save('model.h5')`.
                 """
-        case let .invalidArchitecture(file, message):
+        case let .invalidArchitecture(file, message, cause):
             return """
-                \(file): invalid Keras architecture: \(message)
+                \(file): invalid Keras architecture: \(message)\(suffix(cause))
                   What to do: pass the JSON written by `model.to_json()`, or re-save the model with `model.save('model.h5')`.
                 """
         case let .unmatchedHooks(file, matches, names):
@@ -206,16 +232,17 @@ public enum KerasConversionError: Error, CustomStringConvertible, Sendable {
                   What to do: the model config is inconsistent (a [layer, node, tensor] entry of inbound_nodes or \
                 output_layers is out of range); re-save the model with Keras (`model.save`).
                 """
-        case let .invalidHookResult(file, layer, cls, message):
-            return "\(file): layer '\(layer)' (\(cls)): the conversion hook's result is invalid: \(message)\n  What to do: fix the hook."
-        case let .invalidGraph(file, layer, cls, message):
+        case let .invalidHookResult(file, layer, cls, message, cause):
+            return "\(file): layer '\(layer)' (\(cls)): the conversion hook's result is invalid: \(message)\(suffix(cause))\n  What to do: fix the hook."
+        case let .invalidGraph(file, layer, cls, message, cause):
             let where_ = layer.map { "layer '\($0)'" + (cls.map { " (\($0))" } ?? "") + ": " } ?? ""
+            let detail = [message, includingCause ? cause?.text : nil].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
             return """
-                \(file): \(where_)the converted graph is invalid: \(message)
+                \(file): \(where_)the converted graph is invalid\(detail.isEmpty ? "" : ": " + detail)
                   What to do: this is a converter bug or an inconsistent model; please report it with the file.
                 """
-        case let .hdf5(file, message):
-            return "\(file): cannot read the HDF5 file:\n\(message)"
+        case let .hdf5(file, cause):
+            return includingCause ? "\(file): cannot read the HDF5 file:\n\(cause.description)" : "\(file): cannot read the HDF5 file"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 /// One conversion: walks the model config (nested models inlined, shared layers called once per
@@ -170,7 +171,7 @@ final class KerasConversionSession {
             try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch let e as GraphError {
             if let m = e.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
-            throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: e.description)
+            throw KerasConversionError.invalidGraph(file: fileName, layer: nil, className: nil, message: "", cause: DiagnosticCause(e))
         }
         return graph
     }
@@ -516,7 +517,7 @@ final class KerasConversionSession {
             }
             let outs: [TensorType]
             do { outs = try n.inferOutputTypes(ins) } catch let e as GraphError {
-                throw KerasConversionError.invalidGraph(file: fileName, layer: qualified, className: layer.className, message: e.description)
+                throw KerasConversionError.invalidGraph(file: fileName, layer: qualified, className: layer.className, message: "", cause: DiagnosticCause(e))
             }
             guard outs.count == n.outputs.count else {
                 throw KerasConversionError.invalidGraph(file: fileName, layer: qualified, className: layer.className,

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import MLGraph
 
@@ -169,7 +170,7 @@ public enum KerasInspector {
         var textPath: String? = opened.archiveConfig == nil ? nil : url.path + ":" + KerasArchive.configMember
         if let a = architectureJSON {
             do { text = try String(contentsOf: a, encoding: .utf8) } catch {
-                throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file: \(error.localizedDescription)")
+                throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file", cause: DiagnosticCause(error))
             }
             textPath = a.path
         }

@@ -1,3 +1,4 @@
+import Diagnostics
 /// A Keras version string parsed into numbers ("2.1.6", "2.2.4-tf", "3.14.0"); unknown parts are 0.
 public struct KerasVersion: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The version as written in the file ("" when the file records none).
@@ -165,7 +166,7 @@ public struct KerasModelConfig: Hashable, Sendable {
         var json = json
         if case let .string(s) = json {
             do { json = try KerasJSON.parse(s) } catch {
-                throw KerasConversionError.invalidArchitecture(file: file, message: "a JSON string that is not JSON: \(error)")
+                throw KerasConversionError.invalidArchitecture(file: file, message: "a JSON string that is not JSON", cause: DiagnosticCause(error))
             }
         }
         // Keras 1 configs are read as Keras 2 read them (Keras1/Keras1Config.swift).
@@ -177,7 +178,7 @@ public struct KerasModelConfig: Hashable, Sendable {
     /// Parses JSON text (see `parse(_:file:)`).
     public static func parse(text: String, file: String) throws -> KerasModelConfig {
         do { return try parse(try KerasJSON.parse(text), file: file) } catch let e as KerasJSONError {
-            throw KerasConversionError.invalidArchitecture(file: file, message: e.description)
+            throw KerasConversionError.invalidArchitecture(file: file, message: "not JSON", cause: DiagnosticCause(e))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 
 /// A Keras model as found on disk: the HDF5 file, its weight layout, the architecture (from the
@@ -74,7 +75,7 @@ struct KerasModelSource {
                 json = try KerasJSON.parse(text)
                 if case let .string(inner) = json { json = try KerasJSON.parse(inner) }
             } catch let e as KerasJSONError {
-                throw KerasConversionError.invalidArchitecture(file: archFile, message: e.description)
+                throw KerasConversionError.invalidArchitecture(file: archFile, message: "not JSON", cause: DiagnosticCause(e))
             }
             model = try KerasModelConfig.parse(json, file: archFile)
             if let v = json["keras_version"]?.string { version = KerasVersion(v) }
@@ -107,7 +108,7 @@ struct KerasModelSource {
         var textPath: String? = opened.archiveConfig == nil ? nil : url.path + ":" + KerasArchive.configMember
         if let a = architectureJSON {
             do { text = try String(contentsOf: a, encoding: .utf8) } catch {
-                throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file: \(error.localizedDescription)")
+                throw KerasConversionError.invalidArchitecture(file: a.path, message: "cannot read the file", cause: DiagnosticCause(error))
             }
             textPath = a.path
         }

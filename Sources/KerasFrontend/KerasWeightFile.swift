@@ -49,7 +49,7 @@ func openKerasWeightFile(_ url: URL) throws -> KerasWeightFile {
     do {
         return HDF5KerasFile(try HDF5File(path: url.path))
     } catch {
-        throw KerasConversionError.hdf5(file: url.path, message: error.description)
+        throw KerasConversionError.hdf5(file: url.path, cause: error)
     }
 }
 
@@ -64,7 +64,7 @@ final class HDF5KerasFile: KerasWeightFile {
         do { return try body() } catch let e as HDF5Error {
             // MARK: errors (issue 13): a memory-limit refusal keeps its own type (exit status 6)
             if e.kind == .memoryLimitExceeded { throw e }
-            throw KerasConversionError.hdf5(file: file.path, message: e.description)
+            throw KerasConversionError.hdf5(file: file.path, cause: e)
         }
     }
 
@@ -178,13 +178,13 @@ final class InMemoryKerasFile: KerasWeightFile {
     }
     func datasetShape(_ p: String) throws -> [Int] {
         guard let d = datasets[norm(p)] else {
-            throw KerasConversionError.hdf5(file: path, message: "no dataset at '\(p)'")
+            throw KerasConversionError.hdf5(file: path, cause: HDF5Error(kind: .objectNotFound, file: path, objectPath: p, summary: "no dataset at '\(p)'"))
         }
         return d.shape
     }
     func readFloats(_ p: String) throws -> [Float] {
         guard let d = datasets[norm(p)] else {
-            throw KerasConversionError.hdf5(file: path, message: "no dataset at '\(p)'")
+            throw KerasConversionError.hdf5(file: path, cause: HDF5Error(kind: .objectNotFound, file: path, objectPath: p, summary: "no dataset at '\(p)'"))
         }
         return d.values
     }

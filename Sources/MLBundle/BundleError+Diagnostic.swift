@@ -11,8 +11,8 @@ extension BundleError: MLConvDiagnostic {
     }
     public var diagnosticFile: String? {
         switch self {
-        case let .cannotOpen(f, _), let .notABundle(f, _, _), let .truncated(f, _, _), let .corrupted(f, _),
-             let .newerVersion(f, _, _), let .invalidGraph(f, _), let .writeFailed(f, _):
+        case let .cannotOpen(f, _), let .notABundle(f, _, _), let .truncated(f, _, _), let .corrupted(f, _, _),
+             let .newerVersion(f, _, _), let .invalidGraph(f, _), let .writeFailed(f, _, _):
             return f
         }
     }
@@ -28,9 +28,15 @@ extension BundleError: MLConvDiagnostic {
         default: return nil
         }
     }
-    /// The graph error of `.invalidGraph`, kept as a value.
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    /// The graph error of `.invalidGraph`, the cause of `.corrupted` and `.writeFailed`, kept as
+    /// values.
     public var diagnosticCauses: [any Error] {
-        if case let .invalidGraph(_, underlying) = self { return [underlying] }
-        return []
+        switch self {
+        case let .invalidGraph(_, underlying): return [underlying]
+        case let .corrupted(_, _, cause), let .writeFailed(_, _, cause): return cause.asCauses
+        default: return []
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 /// A file format recognised when a file is not an `.mlbundle`, to tell the user what to do.
@@ -26,18 +27,26 @@ public enum BundleError: Error, CustomStringConvertible, Equatable {
     /// The file is shorter than its header says (or than a header).
     case truncated(file: String, expectedBytes: Int, foundBytes: Int)
     /// Checksum mismatch, a section or weight location out of bounds or misaligned, invalid
-    /// JSON, or a graph that is not valid.
-    case corrupted(file: String, reason: String)
+    /// JSON, or a graph that is not valid. `cause`: the underlying error (the `GraphError` of a
+    /// model section that does not verify), kept as a value (issue 13).
+    case corrupted(file: String, reason: String, cause: DiagnosticCause? = nil)
     /// Written by a newer mlconv, in a format major version this build cannot read.
     case newerVersion(file: String, found: BundleFormatVersion, supported: BundleFormatVersion)
     /// `BundleWriter.write` refused the graph: it does not verify. Nothing was written.
     case invalidGraph(file: String, underlying: GraphError)
-    /// Writing failed (no directory, no permission, disk full…). Nothing was written.
-    case writeFailed(file: String, reason: String)
+    /// Writing failed (no directory, no permission, disk full…). Nothing was written. `cause`:
+    /// the underlying error (`AtomicFileError`, an encoding error), kept as a value (issue 13);
+    /// `reason` is then empty or says what was being done.
+    case writeFailed(file: String, reason: String, cause: DiagnosticCause? = nil)
 
     private static let recompile = "re-create it from its source model with `mlconv keras` or `mlconv compile`"
 
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause` (the renderer prints
+    /// the cause on a "caused by:" line of its own).
+    func text(includingCause: Bool) -> String {
+        func detail(_ m: String, _ c: DiagnosticCause?) -> String { includingCause ? c.appended(to: m) : m }
         switch self {
         case let .cannotOpen(file, reason):
             return "cannot open \(file): \(reason); check the path and its permissions"
@@ -60,14 +69,16 @@ public enum BundleError: Error, CustomStringConvertible, Equatable {
             }
         case let .truncated(file, expected, found):
             return "\(file) is truncated: expected \(expected) bytes, found \(found) (an incomplete copy or download?): copy it again, or \(Self.recompile)"
-        case let .corrupted(file, reason):
-            return "\(file) is corrupted: \(reason): \(Self.recompile) (or copy it again)"
+        case let .corrupted(file, reason, cause):
+            let d = detail(reason, cause)
+            return "\(file) is corrupted\(d.isEmpty ? "" : ": " + d): \(Self.recompile) (or copy it again)"
         case let .newerVersion(file, found, supported):
             return "\(file) uses .mlbundle format \(found), but this mlconv reads format \(supported.major).x only: upgrade mlconv, or re-create the bundle with this mlconv (`mlconv keras` or `mlconv compile`)"
         case let .invalidGraph(file, underlying):
-            return "cannot write \(file): the graph does not verify: \(underlying); nothing was written (fix the converter or pass that produced the graph)"
-        case let .writeFailed(file, reason):
-            return "cannot write \(file): \(reason); nothing was written (check that the directory exists and is writable, and that the disk has free space)"
+            return "cannot write \(file): the graph does not verify\(includingCause ? ": \(underlying)" : ""); nothing was written (fix the converter or pass that produced the graph)"
+        case let .writeFailed(file, reason, cause):
+            let d = detail(reason, cause)
+            return "cannot write \(file)\(d.isEmpty ? "" : ": " + d); nothing was written (check that the directory exists and is writable, and that the disk has free space)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import MLGraph
 #if canImport(Glibc)
 import Glibc
@@ -187,9 +188,9 @@ public final class BundleFile: @unchecked Sendable {
         do {
             graph = try BundleFile.decodeGraph(BundleFile.data(b, found[.model]!), weights: UnsafeRawBufferPointer(rebasing: b[weights]),
                                                owner: mapping, file: file, version: version)
-        } catch let BundleError.corrupted(file, reason) where version > BundleFormat.compressedWeightsVersion {
+        } catch let BundleError.corrupted(file, reason, cause) where version > BundleFormat.compressedWeightsVersion {
             // A newer minor version may use ops, encodings or fields this build does not know.
-            throw BundleError.corrupted(file: file, reason: reason + " (the file is format \(version), newer than this mlconv's \(BundleFormat.compressedWeightsVersion): it may use features this mlconv does not know; upgrade mlconv)")
+            throw BundleError.corrupted(file: file, reason: reason + " (the file is format \(version), newer than this mlconv's \(BundleFormat.compressedWeightsVersion): it may use features this mlconv does not know; upgrade mlconv)", cause: cause)
         }
     }
 
@@ -229,7 +230,7 @@ public final class BundleFile: @unchecked Sendable {
             throw e
         } catch let e as GraphError {
             if let m = e.memoryLimitExceeded(file: file) { throw m }  // MARK: graph verifier: keeps .resourceLimit
-            throw BundleError.corrupted(file: file, reason: "the model section does not hold a valid graph: \(e)")
+            throw BundleError.corrupted(file: file, reason: "the model section does not hold a valid graph", cause: DiagnosticCause(e))
         } catch {
             throw BundleError.corrupted(file: file, reason: "the model section is not valid: \(describeDecodingError(error))")
         }

@@ -1,4 +1,5 @@
 import AtomicFile
+import Diagnostics
 import Foundation
 import MLGraph
 #if canImport(Glibc)
@@ -124,7 +125,7 @@ struct BundleContents {
             info = Array(try BundleJSON.encoder().encode(BundleInfo(producer: producer, source: source,
                                                                       disabledPasses: disabledPasses.isEmpty ? nil : disabledPasses.sorted())))
         } catch {
-            throw BundleError.writeFailed(file: file, reason: "cannot encode the graph as JSON: \(error)")
+            throw BundleError.writeFailed(file: file, reason: "cannot encode the graph as JSON", cause: DiagnosticCause(error))
         }
         weights = archiver.entries
         weightSize = archiver.size
@@ -233,9 +234,9 @@ func writeAtomically(to url: URL, _ body: (inout ByteSink) throws -> Void) throw
     } catch let e as BundleError {
         throw e
     } catch let e as AtomicFileError {
-        throw BundleError.writeFailed(file: file, reason: e.reason)
+        throw BundleError.writeFailed(file: file, reason: "", cause: DiagnosticCause(e))
     } catch {
-        throw BundleError.writeFailed(file: file, reason: "\(error)")
+        throw BundleError.writeFailed(file: file, reason: "", cause: DiagnosticCause(error))
     }
 }
 

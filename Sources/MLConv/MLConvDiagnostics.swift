@@ -16,8 +16,8 @@ extension MLModelError: MLConvDiagnostic {
     }
     public var diagnosticFile: String? {
         switch self {
-        case let .fileNotFound(p, _), let .notAModelFile(p, _), let .unreadable(p, _), let .notCompilable(p, _): return p
-        case let .cacheUnavailable(d, _): return d
+        case let .fileNotFound(p, _), let .notAModelFile(p, _), let .unreadable(p, _, _), let .notCompilable(p, _): return p
+        case let .cacheUnavailable(d, _, _): return d
         default: return nil
         }
     }
@@ -37,6 +37,9 @@ extension MLModelError: MLConvDiagnostic {
         if case let .typeMismatch(_, _, f) = self { return f }
         return nil
     }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] { cause.asCauses }
 }
 
 /// The message of any error thrown by `MLModel` (or any mlconv module), rendered the way the

@@ -1,6 +1,7 @@
 // The on-disk cache of compiled models: `.mlbundle` files named by the source's content hash
 // (XXH64 of the file's bytes, or of an .mlpackage's paths and bytes), written atomically by
 // `BundleWriter`, one directory per mlconv version (a new mlconv converts again).
+import Diagnostics
 import Foundation
 import MLBundle
 
@@ -20,7 +21,7 @@ package enum ModelCache {
         do {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         } catch {
-            throw MLModelError.cacheUnavailable(directory: dir.path, reason: String(describing: error))
+            throw MLModelError.cacheUnavailable(directory: dir.path, reason: "cannot create it", cause: DiagnosticCause(error))
         }
     }
 
@@ -56,7 +57,7 @@ package enum ModelCache {
         do {
             data = try Data(contentsOf: url, options: .alwaysMapped)
         } catch {
-            throw MLModelError.unreadable(path: url.path, reason: String(describing: error))
+            throw MLModelError.unreadable(path: url.path, reason: "", cause: DiagnosticCause(error))
         }
         data.withUnsafeBytes { h.update($0) }
     }

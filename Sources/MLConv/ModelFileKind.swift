@@ -1,5 +1,6 @@
 // Which reader a model file needs, from its content (moved here from the CLI so that the
 // library and `mlconv` detect formats the same way).
+import Diagnostics
 import Foundation
 
 /// The model formats mlconv reads, from the file's first bytes (or an `.mlpackage` directory).
@@ -26,7 +27,7 @@ package enum ModelFileKind: Sendable {
         // `read(upToCount:)` throws on an I/O error where `readData(ofLength:)` traps.
         let head: [UInt8]
         do { head = [UInt8](try h.read(upToCount: 8) ?? Data()) } catch {
-            throw MLModelError.unreadable(path: url.path, reason: "\(error.localizedDescription)")
+            throw MLModelError.unreadable(path: url.path, reason: "", cause: DiagnosticCause(error))
         }
         if head == [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A] { return .keras }
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return .keras }  // ZIP: a Keras 3 .keras archive

@@ -47,8 +47,16 @@ final class CResult {
 /// An error of the ABI layer itself (bad arguments).
 struct CABIError: Error, CustomStringConvertible {
     let status: mlconv_status
-    let description: String
-    init(_ status: mlconv_status, _ message: String) { self.status = status; self.description = message }
+    /// The message, without the cause's text.
+    let message: String
+    /// The error this one wraps (a row's `FeatureError` in `mlconv_predict_batch`), kept as a
+    /// value (issue 13).
+    let cause: DiagnosticCause?
+    init(_ status: mlconv_status, _ message: String, cause: (any Error)? = nil) {
+        self.status = status; self.message = message; self.cause = cause.map(DiagnosticCause.init)
+    }
+    /// The message, then the cause's text.
+    var description: String { cause.appended(to: message) }
 }
 
 /// The status for an error thrown while opening (`opening`) or predicting.
@@ -228,7 +236,7 @@ public func cPredictBatch(_ model: OpaquePointer?, _ inputs: UnsafePointer<mlcon
             do {
                 rows.append(try provider(c == 0 ? nil : inputs.map { $0 + offset }, count: c, model: m))
             } catch {
-                throw CABIError(status(of: error, opening: false), "row \(i): \(error)")
+                throw CABIError(status(of: error, opening: false), "row \(i)", cause: error)
             }
             offset = next
         }

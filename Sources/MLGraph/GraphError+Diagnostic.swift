@@ -33,8 +33,11 @@ extension GraphError: MLConvDiagnostic {
         if case let .verificationFailed(f) = self { return f.found }
         return nil
     }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
     public var diagnosticCauses: [any Error] {
         if case let .verificationFailed(f) = self, let c = f.cause { return [c.error] }
+        if case let .passProducedInvalidGraph(_, _, cause) = self { return cause.asCauses }
         return []
     }
 }
@@ -42,6 +45,9 @@ extension GraphError: MLConvDiagnostic {
 extension FlexibleShapeError: MLConvDiagnostic {
     public var diagnosticCategory: DiagnosticCategory { .unsupportedModel }
     public var diagnosticLocation: DiagnosticLocation? { DiagnosticLocation(.input, input) }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] { cause.asCauses }
 }
 
 extension MatMulShapeError: MLConvDiagnostic {

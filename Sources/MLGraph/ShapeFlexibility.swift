@@ -1,6 +1,7 @@
 // Flexible input shapes (Core ML 2+, specificationVersion 3: `ArrayFeatureType.shapeRange` /
 // `enumeratedShapes`, `ImageFeatureType.imageSizeRange` / `enumeratedSizes`) in the IR's layout.
 // See docs/FLEXIBLE_SHAPES.md.
+import Diagnostics
 
 /// An interval of sizes one dimension may take (Core ML `SizeRange`): `lowerBound...upperBound`,
 /// with `upperBound == -1` (`DimensionRange.unbounded`) meaning no upper bound.
@@ -204,16 +205,23 @@ public struct FlexibleShapeError: Error, CustomStringConvertible, Equatable, Sen
     public var op: String
     /// The shape rule's message.
     public var reason: String
+    /// The underlying error when the refusal names no node (kept as a value, issue 13).
+    public var cause: DiagnosticCause?
 
-    public init(input: String, flexibility: ShapeFlexibility, shape: [Int], node: String, op: String, reason: String) {
+    public init(input: String, flexibility: ShapeFlexibility, shape: [Int], node: String, op: String, reason: String,
+                cause: (any Error)? = nil) {
         self.input = input; self.flexibility = flexibility; self.shape = shape
-        self.node = node; self.op = op; self.reason = reason
+        self.node = node; self.op = op; self.reason = reason; self.cause = cause.map(DiagnosticCause.init)
     }
 
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
         let at = node.isEmpty ? "the graph" : "layer '\(node)' (\(op))"
+        let detail = includingCause ? cause.appended(to: reason) : reason
         return "input '\(input)' is declared with the flexible shape \(flexibility), but \(at) cannot take the allowed shape "
-            + "\(formatShape(shape)): \(reason). Keep the dimensions that layer depends on fixed (e.g. the spatial size before a "
+            + "\(formatShape(shape))\(detail.isEmpty ? "" : ": " + detail). Keep the dimensions that layer depends on fixed (e.g. the spatial size before a "
             + "Flatten + Dense, or a Reshape to a fixed shape), or drop the flexibility."
     }
 }
@@ -235,7 +243,7 @@ extension Graph {
                 } catch let GraphError.invalidNode(node, op, message) {
                     throw FlexibleShapeError(input: input.name, flexibility: flex, shape: shape, node: node, op: op, reason: message)
                 } catch {
-                    throw FlexibleShapeError(input: input.name, flexibility: flex, shape: shape, node: "", op: "", reason: "\(error)")
+                    throw FlexibleShapeError(input: input.name, flexibility: flex, shape: shape, node: "", op: "", reason: "", cause: error)
                 }
             }
         }

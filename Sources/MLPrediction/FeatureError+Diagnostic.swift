@@ -10,9 +10,15 @@ extension FeatureError: MLConvDiagnostic {
     }
     public var diagnosticLocation: DiagnosticLocation? {
         switch self {
-        case let .missingInput(_, f, _), let .typeMismatch(_, f, _, _), let .invalidValue(_, f, _): return DiagnosticLocation(.feature, f)
+        case let .missingInput(_, f, _), let .typeMismatch(_, f, _, _), let .invalidValue(_, f, _, _): return DiagnosticLocation(.feature, f)
         case let .shapeMismatch(f?, _, _): return DiagnosticLocation(.feature, f)
         default: return nil
         }
+    }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] {
+        if case let .invalidValue(_, _, _, cause) = self { return cause.asCauses }
+        return []
     }
 }

@@ -1,4 +1,5 @@
 // The typed errors of feature-value prediction.
+import Diagnostics
 import Foundation
 
 /// Errors of `MLPrediction`: every message names the model (or pipeline stage), the feature, what
@@ -22,9 +23,13 @@ public enum FeatureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A model type mlconv does not run (yet).
     case unsupportedModel(model: String, kind: String, hint: String)
     /// A value that cannot be converted (a string where a number is needed, a key of the wrong type, ...).
-    case invalidValue(model: String, feature: String, reason: String)
+    /// `cause`: the underlying error (the JSON parser's, for malformed JSON), kept as a value (issue 13).
+    case invalidValue(model: String, feature: String, reason: String, cause: DiagnosticCause? = nil)
 
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
         switch self {
         case let .missingInput(m, f, e):
             return "\(m): input feature '\(f)' (\(e)) is missing; give it (e.g. --input \(f)=VALUE)"
@@ -40,8 +45,8 @@ public enum FeatureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(m): '\(k)' is an Apple-proprietary model type whose parameters only Apple's Core ML framework can run (on macOS/iOS); mlconv can inspect it but not predict"
         case let .unsupportedModel(m, k, h):
             return "\(m): model type '\(k)' is not supported; \(h)"
-        case let .invalidValue(m, f, r):
-            return "\(m): feature '\(f)': \(r)"
+        case let .invalidValue(m, f, r, c):
+            return "\(m): feature '\(f)': \(r)" + (includingCause ? c.map { " (\($0.text))" } ?? "" : "")
         }
     }
 }

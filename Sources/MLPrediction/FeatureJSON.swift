@@ -4,6 +4,7 @@
 // and the string spells one, as CSV cells do), nested lists → MultiArray (or Sequence), objects →
 // Dictionary, a string naming a PNG/JPEG file → Image.
 import CoreMLFormat
+import Diagnostics
 import Foundation
 import ImageIO
 import MLRuntime
@@ -17,7 +18,8 @@ public enum FeatureJSON {
         let json: Any
         do { json = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch {
             throw FeatureError.invalidValue(model: model, feature: "<json>",
-                                            reason: "not valid JSON (\(error.localizedDescription)); give a list of objects, feature name → value")
+                                            reason: "not valid JSON; give a list of objects, feature name → value",
+                                            cause: DiagnosticCause(error))
         }
         let objects: [Any]
         if let list = json as? [Any] { objects = list } else if json is [String: Any] { objects = [json] } else {

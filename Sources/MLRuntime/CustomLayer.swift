@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import MLGraph
 
 /// An implementation of a custom layer (`Op.custom`), shaped like Core ML's `MLCustomLayer`.
@@ -97,7 +98,7 @@ final class CustomLayerKernel: ThrowingKernel {
             throw RuntimeError.missingCustomLayer(className: a.className, layers: [ctx.node.name])
         }
         func failure(_ what: String, _ error: Error) -> RuntimeError {
-            .customLayerFailure(node: ctx.node.name, className: a.className, message: "\(what): \(error)")
+            .customLayerFailure(node: ctx.node.name, className: a.className, message: what, cause: DiagnosticCause(error))
         }
         let layer: CustomLayer
         do { layer = try type.init(parameters: a.parameters) } catch { throw failure("init(parameters:) failed", error) }

@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import MLGraph
 
 // The dynamic executor of `Model`: graphs with control flow (`cond`, `whileLoop`), tensor lists,
@@ -323,7 +324,7 @@ final class DynamicExecutor: @unchecked Sendable {
             do {
                 try t.runThrowing(inputs: tensors.map { UnsafePointer($0.data.assumingMemoryBound(to: Float.self)) },
                                   outputs: outs.map { $0.data.assumingMemoryBound(to: Float.self) })
-            } catch { throw RuntimeError.kernelFailure(node: node.name, message: "\(error)") }
+            } catch { throw RuntimeError.kernelFailure(node: node.name, message: "", cause: DiagnosticCause(error)) }
         } else if let t = kernel as? TypedKernel {
             t.run(typedInputs: tensors.map { UnsafeRawPointer($0.data) }, typedOutputs: outs.map(\.data))
         } else {

@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 /// What a kernel factory sees of the node it must run, with every shape resolved.
@@ -67,8 +68,9 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     /// is registered in `CustomLayerRegistry` (thrown by `Model.init`).
     case missingCustomLayer(className: String, layers: [String])
     /// A custom layer implementation failed at load (init, weights, or output shapes that disagree
-    /// with the graph) — thrown by `Model.init`.
-    case customLayerFailure(node: String, className: String, message: String)
+    /// with the graph) — thrown by `Model.init`. `cause`: the implementation's error, kept as a
+    /// value (issue 13); `message` then says which step failed.
+    case customLayerFailure(node: String, className: String, message: String, cause: DiagnosticCause? = nil)
     /// `prediction(from:)` was not given the model input `name`.
     case missingInput(name: String, expected: [String])
     /// `prediction(from:)` was given `name`, which is not a model input.
@@ -79,7 +81,9 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     /// An `NDArray` was built with an invalid shape or a scalar count that does not match it.
     case invalidArray(shape: [Int], elementCount: Int, message: String)
     /// A kernel failed: at load (invalid weights or attributes) or, for custom layers, at run time.
-    case kernelFailure(node: String, message: String)
+    /// `cause`: the kernel's own error, kept as a value (issue 13); `message` is then empty or
+    /// names the op.
+    case kernelFailure(node: String, message: String, cause: DiagnosticCause? = nil)
     /// A node's kernel computes in `expected` (float32 for every kernel that is not a
     /// `TypedKernel`), but its tensor `tensor` has element type `found` (thrown by `Model.init`).
     /// (`indirect`: boxed, so the five-field payload does not grow every `RuntimeError` value.)
@@ -92,18 +96,33 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
     /// neither its default shape nor one its flexibility allows (`allowed`).
     indirect case shapeNotAllowed(input: String, found: [Int], defaultShape: [Int], allowed: ShapeFlexibility)
     /// Input shapes that the flexibility allows do not go through the graph: a node's shape rule
-    /// refuses them (`message` names it). `shapes` lists every input's shape, e.g. "image (1, 7, 9, 3)".
-    case shapeResolutionFailed(shapes: String, message: String)
+    /// refuses them (`message` or `cause`, the IR's error, names it). `shapes` lists every
+    /// input's shape, e.g. "image (1, 7, 9, 3)".
+    case shapeResolutionFailed(shapes: String, message: String, cause: DiagnosticCause? = nil)
 
-    /// The message: names the node or input, expected and found values, and what to do.
-    public var description: String {
+    /// The message: names the node or input, expected and found values, what to do, and the
+    /// text of the underlying error.
+    public var description: String { text(includingCause: true) }
+
+    /// The underlying error, when the case keeps one.
+    public var cause: DiagnosticCause? {
+        switch self {
+        case let .customLayerFailure(_, _, _, c), let .kernelFailure(_, _, c), let .shapeResolutionFailed(_, _, c): return c
+        default: return nil
+        }
+    }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
+        func detail(_ m: String, _ c: DiagnosticCause?) -> String { includingCause ? c.appended(to: m) : m }
         switch self {
         case let .unsupportedOp(node, op, message):
             return "node '\(node)': no kernel for \(op): \(message)"
         case let .missingCustomLayer(className, layers):
             return "custom layer class '\(className)' (used by layer(s) \(layers.joined(separator: ", "))) has no registered implementation; register one with CustomLayerRegistry.register(className:) before loading, or convert with a --lower hook"
-        case let .customLayerFailure(node, className, message):
-            return "node '\(node)' (custom layer '\(className)'): \(message)"
+        case let .customLayerFailure(node, className, message, cause):
+            let d = detail(message, cause)
+            return "node '\(node)' (custom layer '\(className)')" + (d.isEmpty ? " failed" : ": " + d)
         case let .missingInput(name, expected):
             return "missing input '\(name)'; the model's inputs are: \(expected.joined(separator: ", "))"
         case let .unknownInput(name, expected):
@@ -114,8 +133,9 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
             return "input '\(input)' should have shape \(formatShape(expected)) (a leading batch 1 may be omitted), found \(formatShape(found))\(counts)"
         case let .invalidArray(shape, elementCount, message):
             return "invalid array of shape \(formatShape(shape)) with \(elementCount) values: \(message)"
-        case let .kernelFailure(node, message):
-            return "node '\(node)': \(message)"
+        case let .kernelFailure(node, message, cause):
+            let d = detail(message, cause)
+            return "node '\(node)'" + (d.isEmpty ? ": the kernel failed" : ": " + d)
         case let .elementTypeMismatch(node, op, tensor, expected, found):
             return "node '\(node)' (\(op)): its kernel computes in \(expected), but tensor '\(tensor)' is \(found); insert a cast to \(expected) before the node (or after it, for an output)"
         case let .iterationLimitExceeded(node, limit):
@@ -123,8 +143,9 @@ public enum RuntimeError: Error, CustomStringConvertible, Equatable {
         case let .shapeNotAllowed(input, found, defaultShape, allowed):
             return "input '\(input)' has shape \(formatShape(found)), which its flexible shape does not allow; allowed: \(formatShape(defaultShape)) (the default) or \(allowed) (a leading batch 1 may be omitted)"
                 + RuntimeError.channelOrderHint(found: found, defaultShape: defaultShape, allowed: allowed)
-        case let .shapeResolutionFailed(shapes, message):
-            return "the model cannot run at input shapes \(shapes), although the inputs' flexible shapes allow them: \(message); use the default shapes or another allowed shape"
+        case let .shapeResolutionFailed(shapes, message, cause):
+            let d = detail(message, cause)
+            return "the model cannot run at input shapes \(shapes), although the inputs' flexible shapes allow them\(d.isEmpty ? "" : ": " + d); use the default shapes or another allowed shape"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 /// The kernel tables, keyed by `OpKind`: for each op kind, an optimized (oneDNN) factory tried
@@ -57,7 +58,7 @@ package enum KernelRegistry {
         } catch let e as RuntimeError {
             throw e
         } catch {
-            throw RuntimeError.kernelFailure(node: context.node.name, message: "\(context.node.op.name): \(error)")
+            throw RuntimeError.kernelFailure(node: context.node.name, message: context.node.op.name, cause: DiagnosticCause(error))
         }
         throw RuntimeError.unsupportedOp(node: context.node.name, op: context.node.op.name,
                                          message: "no reference kernel covers this configuration")

@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import MLGraph
 
 /// A loaded model, ready to run on the CPU (Core ML's `MLModel`).
@@ -307,7 +308,7 @@ public final class Model: @unchecked Sendable {
             }
             if let t = step.throwing {
                 do { try t.runThrowing(inputs: arena.stepInputs[s], outputs: arena.stepOutputs[s]) } catch {
-                    throw RuntimeError.kernelFailure(node: step.node, message: "\(error)")
+                    throw RuntimeError.kernelFailure(node: step.node, message: "", cause: DiagnosticCause(error))
                 }
             } else if let t = step.typed {
                 t.run(typedInputs: arena.stepRawInputs[s], typedOutputs: arena.stepRawOutputs[s])

@@ -24,11 +24,15 @@ public enum NPYError: Error, CustomStringConvertible, Equatable {
     /// The array is stored in Fortran (column-major) order; save it with C order
     /// (`np.ascontiguousarray`).
     case fortranOrder(file: String)
-    /// The file could not be read or written.
-    case io(file: String, message: String)
+    /// The file could not be read or written. `cause`: the underlying error (a Foundation error,
+    /// an `AtomicFileError`), kept as a value (issue 13).
+    case io(file: String, message: String, cause: DiagnosticCause? = nil)
 
-    /// The message, starting with the file name.
-    public var description: String {
+    /// The message, starting with the file name (and the underlying error's text).
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
         switch self {
         case let .notNPY(f): return "\(f): not a NumPy .npy file (missing the \\x93NUMPY magic)"
         case let .unsupportedVersion(f, major, minor): return "\(f): unsupported .npy format version \(major).\(minor) (1.0, 2.0, 3.0 are read)"
@@ -36,7 +40,7 @@ public enum NPYError: Error, CustomStringConvertible, Equatable {
         case let .truncated(f, e, found): return "\(f): truncated .npy file: needs \(e) bytes, has \(found)"
         case let .unsupportedDType(f, d): return "\(f): unsupported .npy dtype '\(d)'; supported: <f4, <f8, <f2, <i4, <i8 (little-endian), |b1"
         case let .fortranOrder(f): return "\(f): array is in Fortran order; save it in C order (np.ascontiguousarray)"
-        case let .io(f, m): return "\(f): \(m)"
+        case let .io(f, m, c): return "\(f): \(includingCause ? c.appended(to: m) : m)"
         }
     }
 }
@@ -57,7 +61,7 @@ public enum NPY {
     public static func read(contentsOf url: URL) throws -> NDArray {
         let data: Data
         do { data = try Data(contentsOf: url, options: .mappedIfSafe) } catch {
-            throw NPYError.io(file: url.path, message: "cannot read: \(error.localizedDescription)")
+            throw NPYError.io(file: url.path, message: "cannot read", cause: DiagnosticCause(error))
         }
         return try decode(data, name: url.path)
     }
@@ -156,7 +160,7 @@ public enum NPY {
         do {
             try AtomicFile.write(encode(array), to: url.path)
         } catch let error as AtomicFileError {
-            throw NPYError.io(file: url.path, message: error.reason)
+            throw NPYError.io(file: url.path, message: "cannot write", cause: DiagnosticCause(error))
         }
     }
 

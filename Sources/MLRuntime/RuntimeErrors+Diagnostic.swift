@@ -1,4 +1,5 @@
 // MARK: errors (issue 13): the MLRuntime errors in the one error model.
+import AtomicFile
 import Diagnostics
 
 extension RuntimeError: MLConvDiagnostic {
@@ -13,7 +14,7 @@ extension RuntimeError: MLConvDiagnostic {
     }
     public var diagnosticLocation: DiagnosticLocation? {
         switch self {
-        case let .unsupportedOp(node, _, _), let .customLayerFailure(node, _, _), let .kernelFailure(node, _),
+        case let .unsupportedOp(node, _, _), let .customLayerFailure(node, _, _, _), let .kernelFailure(node, _, _),
              let .iterationLimitExceeded(node, _):
             return DiagnosticLocation(.node, node)
         case let .missingInput(name, _), let .unknownInput(name, _): return DiagnosticLocation(.feature, name)
@@ -22,11 +23,15 @@ extension RuntimeError: MLConvDiagnostic {
         default: return nil
         }
     }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] { cause.asCauses }
 }
 
 extension NPYError: MLConvDiagnostic {
     public var diagnosticCategory: DiagnosticCategory {
         switch self {
+        case let .io(_, _, cause?) where cause.error is AtomicFileError: return .io  // writing failed
         case .notNPY, .malformedHeader, .truncated, .io: return .inputFile
         case .unsupportedVersion, .unsupportedDType, .fortranOrder: return .unsupportedModel
         }
@@ -34,9 +39,15 @@ extension NPYError: MLConvDiagnostic {
     public var diagnosticFile: String? {
         switch self {
         case let .notNPY(f), let .unsupportedVersion(f, _, _), let .malformedHeader(f, _), let .truncated(f, _, _),
-             let .unsupportedDType(f, _), let .fortranOrder(f), let .io(f, _):
+             let .unsupportedDType(f, _), let .fortranOrder(f), let .io(f, _, _):
             return f
         }
+    }
+    /// The `description` without the underlying error's text (printed on a "caused by:" line).
+    public var diagnosticSummary: String { text(includingCause: false) }
+    public var diagnosticCauses: [any Error] {
+        if case let .io(_, _, cause) = self { return cause.asCauses }
+        return []
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import MLGraph
 
 // Static execution plans of `Model`, one per distinct input-shape signature: the default shapes'
@@ -127,7 +128,7 @@ extension Model {
             } catch {
                 throw RuntimeError.shapeResolutionFailed(
                     shapes: graph.inputs.map(\.name).map { "\($0) \(formatShape(named[$0] ?? []))" }.joined(separator: ", "),
-                    message: "\(error)")
+                    message: "", cause: DiagnosticCause(error))
             }
             if DynamicExecutor.isNeeded(for: resolved) {
                 throw RuntimeError.shapeResolutionFailed(

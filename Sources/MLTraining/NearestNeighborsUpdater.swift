@@ -1,4 +1,5 @@
 // The update of a k-nearest-neighbours classifier: the examples become samples of its index.
+import Diagnostics
 import CoreMLFormat
 import MLPrediction
 
@@ -88,7 +89,7 @@ public final class NearestNeighborsUpdater: ModelUpdater {
             do {
                 try model.appendNearestNeighborSamples(samples, labels: labels, file: modelName)
             } catch let e as CoreMLFormatError {
-                throw TrainingError.invalidUpdateDescription(model: modelName, layer: "", rule: "\(e)")
+                throw TrainingError.invalidUpdateDescription(model: modelName, layer: "", rule: "", cause: DiagnosticCause(e))
             }
             done = true
         }

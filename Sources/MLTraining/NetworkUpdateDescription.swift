@@ -1,6 +1,7 @@
 // Reads and validates the update description of a neural network as Core ML does
 // (coremltools mlmodel/src/Validation/NeuralNetwork/UpdatableNeuralNetworkValidator.cpp and
 // NeuralNetworkValidatorGraph.hpp define the rules; this is our own implementation of them).
+import Diagnostics
 import CoreMLFormat
 
 /// The validated update description of an updatable neural network.
@@ -44,8 +45,8 @@ public struct NetworkUpdateDescription: Equatable, Sendable {
     ///   update parameters), `.invalidUpdateDescription` naming the layer and the rule that
     ///   failed, `.invalidParameter` for parameters outside their allowed values.
     public init(model: Spec.Model, name: String, overrides: UpdateParameterOverrides = .init()) throws {
-        func bad(_ layer: String, _ rule: String) -> TrainingError {
-            .invalidUpdateDescription(model: name, layer: layer, rule: rule)
+        func bad(_ layer: String, _ rule: String, cause: (any Error)? = nil) -> TrainingError {
+            .invalidUpdateDescription(model: name, layer: layer, rule: rule, cause: cause.map(DiagnosticCause.init))
         }
         guard model.isUpdatable else {
             throw TrainingError.notUpdatable(model: name, reason: "it is not marked updatable (Model.isUpdatable is false); "
@@ -61,7 +62,7 @@ public struct NetworkUpdateDescription: Equatable, Sendable {
             }
             params = p
         } catch let e as CoreMLFormatError {
-            throw bad("", "\(e)")
+            throw bad("", "", cause: e)
         }
         parameters = params
         let layers = nn.layers

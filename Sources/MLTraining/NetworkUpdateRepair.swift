@@ -3,6 +3,7 @@
 // ML refuses to update it). It adds the loss layer and the training inputs the way coremltools'
 // NeuralNetworkBuilder.set_categorical_cross_entropy_loss / set_mean_squared_error_loss write
 // them. Never applied implicitly: `mlconv update --add-loss` or `NetworkUpdateRepair.repaired`.
+import Diagnostics
 import CoreMLFormat
 
 /// Adds the missing loss layer to an updatable neural network.
@@ -54,8 +55,8 @@ public struct NetworkUpdateRepair: Equatable, Sendable {
     ///   error: a multi-array output of the model), or a name collides; and any error of
     ///   `NetworkUpdateDescription.init` for the repaired model.
     public func repaired(_ model: Spec.Model, name: String) throws -> Spec.Model {
-        func bad(_ layer: String, _ rule: String) -> TrainingError {
-            .invalidUpdateDescription(model: name, layer: layer, rule: rule)
+        func bad(_ layer: String, _ rule: String, cause: (any Error)? = nil) -> TrainingError {
+            .invalidUpdateDescription(model: name, layer: layer, rule: rule, cause: cause.map(DiagnosticCause.init))
         }
         guard var nn = model.neuralNetwork else {
             throw TrainingError.notUpdatable(model: name, reason: "a \(model.kind?.name ?? "model without type") is not a neural network; "
@@ -76,7 +77,7 @@ public struct NetworkUpdateRepair: Equatable, Sendable {
             }
             params = p
         } catch let e as CoreMLFormatError {
-            throw bad("", "\(e)")
+            throw bad("", "", cause: e)
         }
         if let existing = params.lossLayers.first {
             throw bad(existing.name, "the model already has a loss layer ('\(existing.name)'); there is nothing to repair: "
@@ -186,7 +187,7 @@ public struct NetworkUpdateRepair: Equatable, Sendable {
         do {
             try nn.setUpdateParameters(newParams)
         } catch {
-            throw bad(lossLayerName, "the update parameters cannot be written: \(error)")
+            throw bad(lossLayerName, "the update parameters cannot be written", cause: error)
         }
 
         var m = model

@@ -78,7 +78,7 @@ final class DecodeTests: XCTestCase {
         XCTAssertTrue(error?.description.contains(missing.path) ?? false)
 
         let directory = assertImageIOError(try ImageCodec.read(contentsOf: dir))
-        guard case .unreadable(_, let reason)? = directory else { return XCTFail("\(String(describing: directory))") }
+        guard case .unreadable(_, let reason, _)? = directory else { return XCTFail("\(String(describing: directory))") }
         XCTAssertTrue(reason.contains("directory"), reason)
     }
 

@@ -1,4 +1,6 @@
 // PNG writing: round trips and atomicity.
+import AtomicFile
+import Diagnostics
 import Foundation
 import ImageIO
 import TestSupport
@@ -41,7 +43,9 @@ final class WriteTests: XCTestCase {
         let url = dir.appendingPathComponent("no/such/dir/out.png")
         let image = Image(width: 2, height: 2, channels: 3, filledWith: 1)
         let error = assertImageIOError(try ImageCodec.writePNG(image, to: url))
-        guard case let .unwritable(path, reason)? = error else { return XCTFail("\(String(describing: error))") }
+        guard case let .unwritable(path, own, cause)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue(cause?.error is AtomicFileError, "the AtomicFileError is kept as a value: \(String(describing: cause))")
+        let reason = cause.appended(to: own)
         XCTAssertEqual(path, url.path)
         XCTAssertTrue(reason.contains("No such file or directory"), reason)
         XCTAssertTrue(error!.description.contains(url.path), error!.description)
@@ -56,7 +60,8 @@ final class WriteTests: XCTestCase {
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
         try Data([1, 2, 3]).write(to: target.appendingPathComponent("keep"))
         let error = assertImageIOError(try ImageCodec.writePNG(Image(width: 1, height: 1, channels: 1), to: target))
-        guard case let .unwritable(_, reason)? = error else { return XCTFail("\(String(describing: error))") }
+        guard case let .unwritable(_, own, cause)? = error else { return XCTFail("\(String(describing: error))") }
+        let reason = cause.appended(to: own)
         XCTAssertTrue(reason.contains("renam"), reason)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["taken.png"])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: target.path), ["keep"])

@@ -183,7 +183,7 @@ final class HookRouteTests: XCTestCase {
         let fx = try fixture("style_transfer_lambda_k3")
         XCTAssertThrowsError(try convert(fx, [try KerasHookSpec(lowerFlag: "res_crop=crop:1,1,1,1"),
                                               try KerasHookSpec(lowerFlag: "rescale_output=affine:127.5,127.5")])) { e in
-            guard case let KerasConversionError.invalidHookResult(_, layer, _, message) = e else { return XCTFail("\(e)") }
+            guard case let KerasConversionError.invalidHookResult(_, layer, _, message, _) = e else { return XCTFail("\(e)") }
             XCTAssertEqual(layer, "res_crop_0")
             XCTAssertTrue(message.contains("(1, 34, 34, 16)") && message.contains("(None, 32, 32, 16)"), message)
         }

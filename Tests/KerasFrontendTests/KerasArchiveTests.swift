@@ -1,5 +1,7 @@
 import CZip
+import Diagnostics
 import Foundation
+import HDF5
 import XCTest
 @testable import KerasFrontend
 import MLGraph
@@ -50,7 +52,8 @@ final class KerasArchiveTests: XCTestCase {
         do {
             if let limits { _ = try KerasArchive.read(url, limits: limits) } else { _ = try KerasConverter().convert(modelAt: url) }
             XCTFail("\(url.lastPathComponent) was accepted", file: file, line: line)
-        } catch let KerasConversionError.invalidArchive(f, m, problem, hint) {
+        } catch let KerasConversionError.invalidArchive(f, m, own, hint, cause) {
+            let problem = cause.appended(to: own)
             XCTAssertEqual(f, url.path, file: file, line: line)
             XCTAssertEqual(m, member, "member: \(problem)", file: file, line: line)
             for w in words { XCTAssertTrue(problem.contains(w), "'\(problem)' should mention '\(w)'", file: file, line: line) }
@@ -145,7 +148,7 @@ final class KerasArchiveTests: XCTestCase {
         do {
             _ = try KerasArchive.read(url)
             XCTFail("an archive whose member inflates past its declared size was accepted")
-        } catch let KerasConversionError.invalidArchive(_, _, problem, _) {
+        } catch let KerasConversionError.invalidArchive(_, _, problem, _, _) {
             print("bomb refused: \(problem)")
             XCTAssertTrue(problem.contains("declared size") || problem.contains("CRC") || problem.contains("nconsistent"), problem)
         }
@@ -154,6 +157,20 @@ final class KerasArchiveTests: XCTestCase {
     func testWeightsThatAreNotHDF5() throws {
         let url = try makeZip("nothdf5.keras", [("config.json", Array("{}".utf8)), ("model.weights.h5", Array("hello".utf8))])
         expectInvalidArchive(url, member: "model.weights.h5", mentioning: ["not an HDF5 file"])
+        // MARK: errors (issue 13): the HDF5Error is kept as a value, not pasted into `problem`.
+        do {
+            _ = try KerasConverter().convert(modelAt: url)
+            XCTFail("accepted")
+        } catch let e as KerasConversionError {
+            guard case let .invalidArchive(_, _, problem, _, cause) = e, let h = cause?.error as? HDF5Error else {
+                return XCTFail("expected invalidArchive caused by an HDF5Error, got \(e)")
+            }
+            XCTAssertEqual(h.kind, .notHDF5)
+            XCTAssertFalse(problem.contains("HDF5 error"), problem)
+            XCTAssertTrue(e.diagnosticCauses.first is HDF5Error, "\(e.diagnosticCauses)")
+            let text = DiagnosticRenderer.render(e)
+            XCTAssertTrue(text.contains("\n  caused by: HDF5 error (not an HDF5 file)"), text)
+        }
     }
 
     /// The corpus' Keras 3 `.weights.h5` (a user's save_weights, architecture in code only):

@@ -80,7 +80,7 @@ final class BundleReaderTests: XCTestCase {
         let b = assembleBundle(info: Array(bytes[l.info]), model: Array(model.utf8), weights: Array(bytes[l.weights]),
                                version: BundleFormatVersion(major: 2, minor: 4))
         expectBundleError(b, in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("model section") && reason.contains("format 2.4") && reason.contains("upgrade mlconv") && reason.contains("sparsemax")
         }
     }
@@ -101,7 +101,7 @@ final class BundleReaderTests: XCTestCase {
         assertGraphsEqual(bundle.graph, try makeTestGraph())
         b[12] = 0x01  // flag bit 0: required, unknown
         expectBundleError(resealed(b), in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("upgrade mlconv")
         }
     }
@@ -127,7 +127,7 @@ final class BundleReaderTests: XCTestCase {
 
     func testTrailingBytesAreCorruption() {
         expectBundleError(bytes + [0], in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("records \(self.bytes.count) bytes")
         }
     }
@@ -136,7 +136,7 @@ final class BundleReaderTests: XCTestCase {
         var b = bytes
         b[Layout(bytes).weights.lowerBound + 70] ^= 0x10
         expectBundleError(b, in: dir) { e in
-            guard case let .corrupted(file, reason) = e else { return false }
+            guard case let .corrupted(file, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("checksum mismatch") && "\(e)".contains(file) && "\(e)".contains("mlconv compile")
         }
     }
@@ -269,7 +269,7 @@ final class BundleReaderTests: XCTestCase {
     private func expectCorrupted(_ b: [UInt8], _ needle: String, file: StaticString = #filePath, line: UInt = #line) {
         for verify in [true, false] {
             expectBundleError(b, in: dir, verifyChecksum: verify, file: file, line: line) { e in
-                guard case let .corrupted(_, reason) = e else { return false }
+                guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
                 return reason.contains(needle)
             }
         }

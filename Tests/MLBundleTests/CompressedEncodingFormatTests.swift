@@ -118,20 +118,20 @@ final class CompressedEncodingFormatTests: XCTestCase {
         }
         let unknown = resealed(replacing("\"palettized\"", "\"palettizeX\"", in: bytes))
         expectBundleError(unknown, in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("palettizeX") && reason.contains("encoding")
         }
         // The same in a file of a newer minor version: the reader advises upgrading.
         var newer = unknown
         newer[10] = 9
         expectBundleError(resealed(newer), in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("2.9") && reason.contains("upgrade mlconv")
         }
         // A sparse constant whose nonzeroCount disagrees with its mask.
         let lying = resealed(replacing("\"nonzeroCount\":8", "\"nonzeroCount\":7", in: bytes))
         expectBundleError(lying, in: dir) { e in
-            guard case let .corrupted(_, reason) = e else { return false }
+            guard case let .corrupted(_, own, cause) = e else { return false }; let reason = cause.map { own + ": " + $0.text } ?? own
             return reason.contains("set bits") || reason.contains("needs")
         }
     }

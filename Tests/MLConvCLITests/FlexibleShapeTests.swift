@@ -13,6 +13,7 @@ import MLGraph
 import MLPrediction
 import MLRuntime
 import TestSupport
+import Diagnostics
 import XCTest
 
 final class FlexibleShapeTests: XCTestCase {
@@ -366,7 +367,7 @@ final class FlexibleShapeTests: XCTestCase {
 
         let custom = try Model(graph: try CoreMLImporter.graph(from: spec, fileName: url.lastPathComponent))
         XCTAssertThrowsError(try custom.prediction(from: ["image": x])) { e in
-            guard case let RuntimeError.shapeResolutionFailed(shapes, _) = e else { return XCTFail("\(e)") }
+            guard case let RuntimeError.shapeResolutionFailed(shapes, _, _) = e else { return XCTFail("\(e)") }
             XCTAssertEqual(shapes, "image (1, 320, 320, 3)")
         }
 
@@ -455,7 +456,9 @@ final class FlexibleShapeTests: XCTestCase {
         g.description.inputs = [FeatureDescription(name: "image", shapeFlexibility: .enumerated([[1, 8, 8, 3], [1, 6, 6, 3]]))]
         let model = try Model(graph: g)
         XCTAssertThrowsError(try model.prediction(from: ["image": NDArray(shape: [1, 6, 6, 3])])) { e in
-            guard case let RuntimeError.shapeResolutionFailed(shapes, message) = e else { return XCTFail("\(e)") }
+            guard case let RuntimeError.shapeResolutionFailed(shapes, own, cause) = e else { return XCTFail("\(e)") }
+            XCTAssertNotNil(cause, "the shape-inference error is kept as a value (issue 13): \(e)")
+            let message = cause.appended(to: own)
             XCTAssertEqual(shapes, "image (1, 6, 6, 3)")
             XCTAssertTrue(message.contains("flatten") || message.contains("dense"), message)
         }

@@ -1,3 +1,4 @@
+import Diagnostics
 import XCTest
 @testable import MLGraph
 
@@ -88,7 +89,9 @@ final class PassPipelineTests: XCTestCase {
         var g = try padConvGraph()
         let pipeline = try PassPipeline([FusePadIntoConv(), BreakConvShapes()])
         XCTAssertThrowsError(try pipeline.run(on: &g)) { error in
-            guard case let GraphError.passProducedInvalidGraph(pass, message) = error else { return XCTFail("\(error)") }
+            guard case let GraphError.passProducedInvalidGraph(pass, own, cause) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(cause?.error is GraphError, "the verifier's error is kept as a value: \(String(describing: cause))")
+            let message = cause.appended(to: own)
             XCTAssertEqual(pass, "break_conv_shapes")
             XCTAssertTrue(message.contains("'y'"), message)
             let text = "\(error)"

@@ -67,7 +67,7 @@ final class CorpusPipelineTests: XCTestCase {
         XCTAssertEqual(v.reduce(0, +), 8)
         // Unknown values are rejected (ErrorOnUnknown), naming the stage.
         XCTAssertThrowsError(try m.prediction(from: ["input": .multiArray(MultiArray(vector: [9, 0, 0, 0, 0, 0, 0, 0]))])) {
-            guard case let .invalidValue(model, _, _)? = $0 as? FeatureError else { return XCTFail("\($0)") }
+            guard case let .invalidValue(model, _, _, _)? = $0 as? FeatureError else { return XCTFail("\($0)") }
             XCTAssertEqual(model, "onnxmltools_onehot_simple.mlmodel › stage 1 (oneHotEncoder)")
         }
     }

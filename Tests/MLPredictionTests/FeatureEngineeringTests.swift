@@ -40,7 +40,7 @@ final class FeatureEngineeringTests: XCTestCase {
                                            description: FD.desc([FD.string("x")], [FD.array("y", [3])]), name: "ohe")
         XCTAssertEqual(try dense.prediction(from: ["x": .string("b")])["y"], vec([0, 1, 0]))
         assertThrowsFeatureError(try dense.prediction(from: ["x": .string("z")])) {
-            if case .invalidValue(_, "x", _) = $0 { return true }; return false
+            if case .invalidValue(_, "x", _, _) = $0 { return true }; return false
         }
         assertThrowsFeatureError(try dense.prediction(from: ["x": .int64(1)])) {
             if case .typeMismatch(_, "x", _, "Int64") = $0 { return true }; return false
@@ -65,7 +65,7 @@ final class FeatureEngineeringTests: XCTestCase {
                                           "v": vec([8, 9]), "n": .int64(3)])
         XCTAssertEqual(out["out"], vec([1.5, -1, 0, 4, 8, 9, 3]))
         assertThrowsFeatureError(try m.prediction(from: ["a": .double(1), "d": .dictionary(.int64Keys([3: 1])), "v": vec([1, 2]), "n": .int64(0)])) {
-            if case .invalidValue(_, "d", _) = $0 { return true }; return false
+            if case .invalidValue(_, "d", _, _) = $0 { return true }; return false
         }
         assertThrowsFeatureError(try m.prediction(from: ["a": .double(1), "d": .dictionary(.int64Keys([:])), "v": vec([1]), "n": .int64(0)])) {
             if case .shapeMismatch("v", [2], 1) = $0 { return true }; return false
@@ -122,7 +122,7 @@ final class FeatureEngineeringTests: XCTestCase {
         let i2s = try CategoricalMappingModel(mapping: .int64ToString([1: "one"]), defaultValue: nil,
                                               description: FD.desc([FD.int64("x")], [FD.string("y")]), name: "cm")
         XCTAssertEqual(try i2s.prediction(from: ["x": .int64(1)])["y"], .string("one"))
-        assertThrowsFeatureError(try i2s.prediction(from: ["x": .int64(2)])) { if case .invalidValue(_, "x", _) = $0 { return true }; return false }
+        assertThrowsFeatureError(try i2s.prediction(from: ["x": .int64(2)])) { if case .invalidValue(_, "x", _, _) = $0 { return true }; return false }
         assertThrowsFeatureError(try CategoricalMappingModel(mapping: .int64ToString([:]), defaultValue: .int64(0),
                                                              description: FD.desc([FD.int64("x")], [FD.string("y")]), name: "cm")) {
             if case .invalidModel = $0 { return true }; return false

@@ -31,7 +31,7 @@ final class FeatureJSONTests: XCTestCase {
 
     func testBadValuesNameRowFeatureAndExpectedType() {
         XCTAssertThrowsError(try FeatureJSON.rows(from: Data(#"[{"Pclass": 1.5}]"#.utf8), description: description, model: "m")) {
-            guard case let .invalidValue(model, feature, reason)? = $0 as? FeatureError else { return XCTFail("\($0)") }
+            guard case let .invalidValue(model, feature, reason, _)? = $0 as? FeatureError else { return XCTFail("\($0)") }
             XCTAssertEqual(model, "m row 1")
             XCTAssertEqual(feature, "Pclass")
             XCTAssertTrue(reason.contains("integer"), reason)

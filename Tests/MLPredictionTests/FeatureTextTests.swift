@@ -38,7 +38,7 @@ final class FeatureTextTests: XCTestCase {
         guard case let .double(age)? = rows[1]["Age"] else { return XCTFail("empty Double cell must be NaN") }
         XCTAssertTrue(age.isNaN)
         XCTAssertThrowsError(try FeatureCSV.rows(from: "Pclass,Age\n1\n", description: description, model: "m")) {
-            guard case .invalidValue("m row 1", _, _)? = $0 as? FeatureError else { return XCTFail("\($0)") }
+            guard case .invalidValue("m row 1", _, _, _)? = $0 as? FeatureError else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try FeatureCSV.rows(from: "Sex\n\"open", description: description, model: "m"))
         XCTAssertThrowsError(try FeatureCSV.rows(from: "Sex\n\"a\"b\n", description: description, model: "m"))

@@ -85,7 +85,7 @@ final class MILProgramRunTests: XCTestCase {
             XCTAssertLessThanOrEqual(relativeError(y.scalars, expected.scalars), 1e-5, function ?? "default")
         }
         XCTAssertThrowsError(try run(pkg, inputs: ["x_in": x], roundFP16: false, function: "nope")) { e in
-            guard case let CoreMLImportError.invalidModel(_, message) = e else { return XCTFail("\(e)") }
+            guard case let CoreMLImportError.invalidModel(_, message, _) = e else { return XCTFail("\(e)") }
             XCTAssertTrue(message.contains("main, tanh_head"), message)
         }
     }

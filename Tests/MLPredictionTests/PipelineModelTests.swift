@@ -114,7 +114,7 @@ final class NeuralNetworkFeatureModelTests: XCTestCase {
         XCTAssertEqual(try m.prediction(from: ["img": .image(bgr)]), out)
         let wrongSize = try FeatureImage(width: 1, height: 1, colorSpace: .rgb, pixels: [1, 2, 3])
         assertThrowsFeatureError(try m.prediction(from: ["img": .image(wrongSize)])) {
-            if case .invalidValue("img.mlmodel", "img", _) = $0 { return true }; return false
+            if case .invalidValue("img.mlmodel", "img", _, _) = $0 { return true }; return false
         }
     }
 }

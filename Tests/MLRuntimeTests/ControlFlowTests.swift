@@ -3,6 +3,7 @@ import MLBundle
 import MLGraph
 @testable import MLRuntime
 import TestSupport
+import Diagnostics
 import XCTest
 
 /// Control flow (cond, whileLoop), tensor lists and run-time shapes, through `Model`'s dynamic
@@ -192,7 +193,8 @@ final class ControlFlowTests: XCTestCase {
         ])
         try bad.inferShapes()
         XCTAssertThrowsError(try Model(graph: bad).prediction(from: ["s": try NDArray(shape: [2], int32s: [3, 0])])) { error in
-            guard case let RuntimeError.kernelFailure(node, message) = error else { return XCTFail("\(error)") }
+            guard case let RuntimeError.kernelFailure(node, own, cause) = error else { return XCTFail("\(error)") }
+            let message = cause.appended(to: own)
             XCTAssertEqual(node, "fill"); XCTAssertTrue(message.contains("below 1"), message)
         }
     }
@@ -245,7 +247,8 @@ final class ControlFlowTests: XCTestCase {
         let m = try Model(graph: g)
         XCTAssertEqual(try m.prediction(from: ["i": try NDArray(shape: [1], int32s: [-1])])["y"]?.scalars, [0, 0])
         XCTAssertThrowsError(try m.prediction(from: ["i": try NDArray(shape: [1], int32s: [3])])) { error in
-            guard case let RuntimeError.kernelFailure(node, message) = error else { return XCTFail("\(error)") }
+            guard case let RuntimeError.kernelFailure(node, own, cause) = error else { return XCTFail("\(error)") }
+            let message = cause.appended(to: own)
             XCTAssertEqual(node, "read"); XCTAssertTrue(message.contains("out of range"), message)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import MLGraph
 @testable import MLRuntime
 import TestSupport
+import Diagnostics
 import XCTest
 
 /// y = x·factor + w0[channel] + w1[0]; refuses to evaluate when factor is 0.
@@ -111,13 +112,19 @@ final class CustomLayerTests: XCTestCase {
         let x = [nd([1, 2], [1, 2])]
         // init throws (no parameter).
         XCTAssertThrowsError(try runOp(custom("AffineTestLayer", outputShapes: [[1, 2]]), x)) { e in
-            guard case let .customLayerFailure(node, className, message)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            guard case let .customLayerFailure(node, className, own, cause)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            // MARK: errors (issue 13): the implementation's error is kept as a value
+            XCTAssertEqual(own, "init(parameters:) failed")
+            XCTAssertNotNil(cause, "\(e)")
+            XCTAssertEqual((e as? RuntimeError)?.diagnosticCauses.count, 1)
+            let message = cause.appended(to: own)
             XCTAssertEqual(node, "op"); XCTAssertEqual(className, "AffineTestLayer")
             XCTAssertTrue(message.contains("factor"), message)
         }
         // Output shapes disagree with the graph.
         XCTAssertThrowsError(try runOp(custom("RescaleOutputLambda", outputShapes: [[1, 3]]), x)) { e in
-            guard case let .customLayerFailure(node, _, message)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            guard case let .customLayerFailure(node, _, own, cause)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            let message = cause.appended(to: own)
             XCTAssertEqual(node, "op")
             XCTAssertTrue(message.contains("(1, 2)") && message.contains("(1, 3)"), message)
         }
@@ -129,7 +136,8 @@ final class CustomLayerTests: XCTestCase {
                                    inputs: ["x"], outputs: ["y"], weights: ["w0": const([2], [0, 0]), "w1": const([1], [0])])])
         let m = try Model(graph: g, configuration: .init(referenceOnly: true))
         XCTAssertThrowsError(try m.prediction(from: ["x": nd([1, 2], [1, 2])])) { e in
-            guard case let .kernelFailure(node, message)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            guard case let .kernelFailure(node, own, cause)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            let message = cause.appended(to: own)
             XCTAssertEqual(node, "affine0")
             XCTAssertTrue(message.contains("factor 0 refused"), message)
         }

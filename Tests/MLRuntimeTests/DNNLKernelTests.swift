@@ -343,7 +343,7 @@ final class DNNLKernelTests: XCTestCase {
         let ctx = KernelContext(node: node, inputTypes: [TensorType([1, 5, 5, 4])], outputTypes: [TensorType([1, 3, 5, 4])],
                                 threadCount: 1)
         XCTAssertThrowsError(try OptimizedKernels.table[.conv2d]!(ctx)) { error in
-            guard case let RuntimeError.kernelFailure(node, message)? = error as? RuntimeError else {
+            guard case let RuntimeError.kernelFailure(node, message, _)? = error as? RuntimeError else {
                 return XCTFail("unexpected error \(error)")
             }
             XCTAssertEqual(node, "conv")

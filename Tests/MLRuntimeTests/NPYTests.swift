@@ -100,12 +100,12 @@ final class NPYTests: XCTestCase {
         let dir = try TestPaths.temporaryDirectory(for: self)
         let missing = dir.appendingPathComponent("missing.npy")
         XCTAssertThrowsError(try NPY.read(contentsOf: missing)) { e in
-            guard case let .io(file, _)? = e as? NPYError else { return XCTFail("\(e)") }
+            guard case let .io(file, _, _)? = e as? NPYError else { return XCTFail("\(e)") }
             XCTAssertEqual(file, missing.path)
         }
         let noDir = dir.appendingPathComponent("no/such/dir/out.npy")
         XCTAssertThrowsError(try NPY.write(NDArray(shape: [1]), to: noDir)) { e in
-            guard case let .io(file, _)? = e as? NPYError else { return XCTFail("\(e)") }
+            guard case let .io(file, _, _)? = e as? NPYError else { return XCTFail("\(e)") }
             XCTAssertEqual(file, noDir.path)
         }
         let text = dir.appendingPathComponent("text.npy")

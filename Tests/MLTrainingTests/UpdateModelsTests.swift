@@ -94,7 +94,7 @@ final class UpdateModelsTests: XCTestCase {
     func testWeightsMustBeMarkedAndFloat32() throws {
         let e1 = try updateDescriptionError { m in editLayers(&m) { l in
             if case var .innerProduct(p) = l[0].layer { p.bias?.isUpdatable = false; l[0].layer = .innerProduct(p) } } }
-        guard case let .invalidUpdateDescription(_, layer, rule)? = e1 else { return XCTFail("\(String(describing: e1))") }
+        guard case let .invalidUpdateDescription(_, layer, rule, _)? = e1 else { return XCTFail("\(String(describing: e1))") }
         XCTAssertEqual(layer, "fc1")
         XCTAssertTrue(rule.contains("not marked updatable"), rule)
         let e2 = try updateDescriptionError { m in editLayers(&m) { l in
@@ -104,7 +104,7 @@ final class UpdateModelsTests: XCTestCase {
                 p.weights?.floatValue = []
                 l[0].layer = .innerProduct(p)
             } } }
-        guard case let .invalidUpdateDescription(_, layer2, rule2)? = e2 else { return XCTFail("\(String(describing: e2))") }
+        guard case let .invalidUpdateDescription(_, layer2, rule2, _)? = e2 else { return XCTFail("\(String(describing: e2))") }
         XCTAssertEqual(layer2, "fc1")
         XCTAssertTrue(rule2.contains("float32"), rule2)
     }
@@ -113,7 +113,7 @@ final class UpdateModelsTests: XCTestCase {
         // A sigmoidHard activation between fc1 (updatable) and the loss blocks back-propagation.
         let e = try updateDescriptionError { m in editLayers(&m) { l in
             l[1].layer = .activation(Spec.ActivationParams(.sigmoidHard(alpha: 0.2, beta: 0.5))) } }
-        guard case let .invalidUpdateDescription(_, layer, rule)? = e else { return XCTFail("\(String(describing: e))") }
+        guard case let .invalidUpdateDescription(_, layer, rule, _)? = e else { return XCTFail("\(String(describing: e))") }
         XCTAssertEqual(layer, "act1")
         XCTAssertTrue(rule.contains("does not support back-propagation") && rule.contains("fc1"), rule)
     }
@@ -121,7 +121,7 @@ final class UpdateModelsTests: XCTestCase {
     func testCrossEntropyNeedsSoftmax() throws {
         let e = try updateDescriptionError { m in editLayers(&m) { l in
             l[3].layer = .activation(Spec.ActivationParams(.sigmoid)) } }
-        guard case let .invalidUpdateDescription(_, layer, rule)? = e else { return XCTFail("\(String(describing: e))") }
+        guard case let .invalidUpdateDescription(_, layer, rule, _)? = e else { return XCTFail("\(String(describing: e))") }
         XCTAssertEqual(layer, "loss")
         XCTAssertTrue(rule.contains("softmax"), rule)
     }

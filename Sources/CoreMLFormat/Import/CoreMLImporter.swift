@@ -1,4 +1,5 @@
 // Core ML neural network (.mlmodel) → graph IR.
+import Diagnostics
 import MLGraph
 
 /// The result of importing a Core ML model: the graph and what the importer had to assume.
@@ -175,7 +176,7 @@ public enum CoreMLImporter {
             try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch {
             if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
-            throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
+            throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify", cause: DiagnosticCause(error))
         }
         var result = CoreMLImportResult(graph: graph, warnings: b.warnings)
         result.updatableWeights = updatableWeights(network, graph: graph)

@@ -71,7 +71,7 @@ final class ImportBuilder {
         let inTypes = ins.map { types[$0]! }
         let outTypes: [TensorType]
         do { outTypes = try node.inferOutputTypes(inTypes) } catch {
-            throw LayerImportFailure("the IR rejects the converted \(op.name) node: \(error)")
+            throw LayerImportFailure("the IR rejects the converted \(op.name) node", cause: error)
         }
         nodes.append(node)
         nodeNames.insert(nodeName)
@@ -94,7 +94,7 @@ final class ImportBuilder {
         let outTypes: [TensorType]
         do { outTypes = try node.inferOutputTypes(ins.map { types[$0]! }) } catch {
             for t in outs { types[t] = nil }
-            throw LayerImportFailure("the IR rejects the converted \(op.name) node: \(error)")
+            throw LayerImportFailure("the IR rejects the converted \(op.name) node", cause: error)
         }
         nodes.append(node)
         nodeNames.insert(nodeName)

@@ -23,8 +23,8 @@ final class LayerImporter {
 
     func importLayer(_ layer: Spec.NeuralNetworkLayer, index: Int) {
         let type = Self.typeName(layer)
-        func fail(_ reason: String) {
-            b.problems.append(.init(layer: layer.name, type: type, reason: reason))
+        func fail(_ reason: String, cause: (any Error)? = nil) {
+            b.problems.append(.init(layer: layer.name, type: type, reason: reason, cause: cause))
             for o in layer.output { b.poisoned.insert(o) }
         }
         if let reason = Self.staticUnsupportedReason(layer.layer), !(b.exact && Self.exactImports(layer.layer)) {
@@ -52,9 +52,9 @@ final class LayerImporter {
             }
             for (blob, t) in zip(layer.output, outs) { b.blobs[blob] = t }
         } catch let e as LayerImportFailure {
-            fail(e.reason)
+            fail(e.ownReason, cause: e.cause?.error)
         } catch {
-            fail("\(error)")
+            fail("", cause: error)
         }
     }
 

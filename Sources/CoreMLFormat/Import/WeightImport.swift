@@ -1,11 +1,17 @@
 // Core ML WeightParams → IR ConstantTensor, keeping compressed encodings compressed.
+import Diagnostics
 import MLGraph
 
 /// A reason a layer cannot be imported, raised while converting one layer and collected by the
 /// importer into `CoreMLImportError.unsupportedLayers`.
 struct LayerImportFailure: Error {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Why, followed by the underlying error's text when there is one.
+    var reason: String { cause.appended(to: ownReason) }
+    /// `reason` without the underlying error's text.
+    var ownReason: String
+    /// The underlying error (the IR's `GraphError`, …), kept as a value (issue 13).
+    var cause: DiagnosticCause?
+    init(_ reason: String, cause: (any Error)? = nil) { ownReason = reason; self.cause = cause.map(DiagnosticCause.init) }
 }
 
 extension Spec.WeightParams {

@@ -15,6 +15,7 @@
 // element is the low nibble; `padding bits` = unused high bits of the last byte.
 
 import AtomicFile
+import Diagnostics
 
 /// Builds the bytes of a MIL blob storage file (`weight.bin`) in memory.
 ///
@@ -173,7 +174,7 @@ public struct MILBlobWriter: Sendable {
     /// - Throws: `MLProgramExportError.cannotWrite`.
     public func write(toFile path: String) throws {
         do { try AtomicFile.write(bytes, to: path) } catch let e as AtomicFileError {
-            throw MLProgramExportError.cannotWrite(path: path, reason: e.reason)
+            throw MLProgramExportError.cannotWrite(path: path, reason: "", cause: DiagnosticCause(e))
         }
     }
 

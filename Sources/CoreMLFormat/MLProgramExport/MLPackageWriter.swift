@@ -9,6 +9,7 @@
 // description ("CoreML Model Specification" / "CoreML Model Weights"), a name and a path
 // relative to Data/. The whole directory appears at once (`AtomicDirectory`).
 import AtomicFile
+import Diagnostics
 import Foundation
 
 public enum MLPackageWriter {
@@ -51,11 +52,11 @@ public enum MLPackageWriter {
                 try json.write(to: URL(fileURLWithPath: (tmp as NSString).appendingPathComponent("Manifest.json")))
             }
         } catch let e as AtomicFileError {
-            throw MLProgramExportError.cannotWrite(path: path, reason: e.reason)
+            throw MLProgramExportError.cannotWrite(path: path, reason: "", cause: DiagnosticCause(e))
         } catch let e as MLProgramExportError {
             throw e
         } catch {
-            throw MLProgramExportError.cannotWrite(path: path, reason: "\(error.localizedDescription)")
+            throw MLProgramExportError.cannotWrite(path: path, reason: "", cause: DiagnosticCause(error))
         }
     }
 

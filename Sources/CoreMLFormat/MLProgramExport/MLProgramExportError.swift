@@ -1,4 +1,5 @@
 // Errors of the ML program writer (blob file, package, IR → MIL export, compression).
+import Diagnostics
 
 /// A failure of writing an ML program. Every case names what was being written (file, op, tensor),
 /// what was expected and found, and what to do.
@@ -9,8 +10,9 @@ public enum MLProgramExportError: Error, Equatable, CustomStringConvertible, Sen
     /// The blob data type is not one a writer entry point takes (e.g. `append(subByte:)` with
     /// `.float32`).
     case unsupportedBlobDataType(String, reason: String)
-    /// A file or directory of the package could not be written.
-    case cannotWrite(path: String, reason: String)
+    /// A file or directory of the package could not be written. `cause`: the underlying error
+    /// (`AtomicFileError`, a Foundation error), kept as a value; `reason` is then empty.
+    case cannotWrite(path: String, reason: String, cause: DiagnosticCause? = nil)
     /// An IR node has no ML program (MIL) lowering; `reason` says why and what to do.
     case unsupportedOp(node: String, op: String, reason: String)
     /// The graph or option is not expressible at the requested deployment target.
@@ -20,15 +22,19 @@ public enum MLProgramExportError: Error, Equatable, CustomStringConvertible, Sen
     /// A compression request that cannot be applied (bad bit width, group size, sparsity, …).
     case invalidCompression(what: String, expected: String, found: String)
 
-    public var description: String {
+    public var description: String { text(includingCause: true) }
+
+    /// The message; the underlying error's text only when `includingCause`.
+    func text(includingCause: Bool) -> String {
         switch self {
         case let .blobValueOutOfRange(t, i, v, r):
             return "weight blob (\(t)): element \(i) is \(v), outside \(r.lowerBound)…\(r.upperBound); "
                 + "quantize to the type's range before writing"
         case let .unsupportedBlobDataType(t, reason):
             return "weight blob: data type \(t) \(reason)"
-        case let .cannotWrite(path, reason):
-            return "\(path): cannot write: \(reason). Check that the parent directory exists and is writable."
+        case let .cannotWrite(path, reason, cause):
+            let detail = includingCause ? cause.appended(to: reason) : reason
+            return "\(path): cannot write\(detail.isEmpty ? "" : ": " + detail). Check that the parent directory exists and is writable."
         case let .unsupportedOp(node, op, reason):
             return "node '\(node)' (\(op)): no ML program lowering: \(reason)"
         case let .unsupportedTarget(what, target, minimum):

@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 // Declarative hooks: what the `--custom-layer` / `--lower` flags and `--hooks` files say, as
@@ -6,10 +7,15 @@ import MLGraph
 /// An error in a hook description (a `--custom-layer` / `--lower` value or a hooks file entry):
 /// what was given, what is wrong, and the accepted forms.
 public struct KerasHookSpecError: Error, CustomStringConvertible, Sendable {
-    /// The full message.
-    public let message: String
-    /// An error with `message`.
-    public init(_ message: String) { self.message = message }
+    /// The full message, followed by the underlying error's text when there is one.
+    public var message: String { ownMessage + cause.suffix }
+    /// `message` without the underlying error's text.
+    public let ownMessage: String
+    /// The underlying error (the Foundation error of an unreadable hooks file), kept as a value
+    /// (issue 13).
+    public let cause: DiagnosticCause?
+    /// An error with `message`, caused by `cause`.
+    public init(_ message: String, cause: (any Error)? = nil) { ownMessage = message; self.cause = cause.map(DiagnosticCause.init) }
     /// The message.
     public var description: String { message }
 }
@@ -307,9 +313,9 @@ public struct KerasCustomLayerSpec: Hashable, Sendable {
 
     /// The custom node for one call.
     func nodes(_ ctx: KerasLayerContext, runtimeShapes: KerasCustomLayerShapeFunction?) throws -> [Node] {
-        func fail(_ message: String) -> KerasConversionError {
+        func fail(_ message: String, cause: (any Error)? = nil) -> KerasConversionError {
             .invalidHookResult(file: ctx.file, layer: ctx.qualifiedName, className: ctx.className,
-                               message: "custom layer \(className): \(message)")
+                               message: "custom layer \(className): \(message)", cause: cause.map(DiagnosticCause.init))
         }
         let ins = ctx.inputTypes.map(\.shape)
         let count = ctx.outputNames.count
@@ -329,7 +335,7 @@ public struct KerasCustomLayerSpec: Hashable, Sendable {
         case .automatic:
             let fromRuntime: [[Int]]?
             do { fromRuntime = try runtimeShapes?(className, parameters, ins) } catch {
-                throw fail("the runtime implementation rejects input shapes \(ins.map(formatShape).joined(separator: ", ")): \(error)")
+                throw fail("the runtime implementation rejects input shapes \(ins.map(formatShape).joined(separator: ", "))", cause: error)
             }
             if let r = fromRuntime {
                 shapes = r

@@ -1,3 +1,4 @@
+import Diagnostics
 import Foundation
 import MLGraph
 
@@ -25,7 +26,7 @@ public enum KerasHooksFile {
     public static func load(contentsOf url: URL) throws -> [KerasHookSpec] {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw KerasHookSpecError("\(url.path): cannot read the hooks file: \(error.localizedDescription)")
+            throw KerasHookSpecError("\(url.path): cannot read the hooks file", cause: error)
         }
         return try parse([UInt8](data), file: url.path)
     }

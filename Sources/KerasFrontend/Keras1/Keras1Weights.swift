@@ -1,3 +1,4 @@
+import HDF5
 /// Converts the weights of a layer saved by Keras 1 into the Keras 2 layout its converter reads,
 /// as Keras 2's `preprocess_weights_for_loading(…, original_keras_version='1')` does
 /// (keras/engine/topology.py in 2.1, keras/engine/saving.py in 2.2; tf.keras kept it in
@@ -116,7 +117,10 @@ enum Keras1Weights {
                 let values = try parts.map { try store.read($0) }
                 let rows = s0.dropLast().reduce(1, *)
                 guard values.allSatisfy({ $0.count == rows * last }) else {
-                    throw KerasConversionError.hdf5(file: store.file.path, message: "a weight of layer '\(layer.name)' holds a different number of values than its shape \(formatShapeText(s0)) says")
+                    throw KerasConversionError.hdf5(file: store.file.path, cause: HDF5Error(
+                        kind: .shapeMismatch, file: store.file.path,
+                        summary: "a weight of layer '\(layer.name)' holds a different number of values than its shape \(formatShapeText(s0)) says",
+                        expected: "\(rows * last) values per gate", found: values.map { "\($0.count)" }.joined(separator: ", ") + " values"))
                 }
                 var v: [Float] = []
                 v.reserveCapacity(rows * last * parts.count)

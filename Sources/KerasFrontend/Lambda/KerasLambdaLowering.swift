@@ -48,7 +48,7 @@ public struct KerasLambdaExpression: Sendable {
         let stored = try KerasLambdaExpression.storedCode(config)
         let bytes: [UInt8]
         do { bytes = try LambdaFunctionDecoder.marshalBytes(fromStoredCode: stored.code) } catch {
-            throw PythonExpressionFailure("the stored code is not decodable: \(error)")
+            throw PythonExpressionFailure("the stored code is not decodable", cause: error)
         }
         var code: MarshalCode? = nil
         var traits = MarshalStreamTraits()
@@ -114,7 +114,7 @@ enum KerasLambdaLowering {
     static func lower(_ ctx: KerasLayerContext) -> Result<[Node], PythonLoweringFailure> {
         let e: KerasLambdaExpression
         do { e = try KerasLambdaExpression(layer: ctx.layer, kerasVersion: ctx.kerasVersion.string) } catch {
-            return .failure(PythonLoweringFailure(error.reason))
+            return .failure(PythonLoweringFailure(error.ownReason, cause: error.cause?.error))
         }
         guard ctx.outputNames.count == 1 else {
             return .failure(PythonLoweringFailure("the layer has \(ctx.outputNames.count) outputs; only single-output Lambdas are lowered"))

@@ -9,15 +9,21 @@
 // Everything read is untrusted: instruction count, stack depth and expression size are bounded,
 // and every index (constants, names, locals) is checked.
 
+import Diagnostics
 import Foundation
 
 /// Why a function's bytecode is not a pure expression this evaluator can recover.
 public struct PythonExpressionFailure: Error, Hashable, Sendable, CustomStringConvertible {
     /// What stopped the recovery ("instruction JUMP_FORWARD at offset 12: control flow is not a
-    /// pure expression").
-    public var reason: String
+    /// pure expression"), followed by the underlying error's text when there is one.
+    public var reason: String { ownReason + cause.suffix }
+    /// `reason` without the underlying error's text.
+    public var ownReason: String
+    /// The underlying error (a `LambdaDecodingError` of stored code that is not decodable), kept
+    /// as a value (issue 13).
+    public var cause: DiagnosticCause?
     public var description: String { reason }
-    init(_ reason: String) { self.reason = reason }
+    init(_ reason: String, cause: (any Error)? = nil) { ownReason = reason; self.cause = cause.map(DiagnosticCause.init) }
 }
 
 /// The semantic instructions the evaluator knows.

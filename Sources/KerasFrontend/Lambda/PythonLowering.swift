@@ -7,13 +7,20 @@
 // Anything that would touch the batch axis (reducing, slicing, reshaping or transposing it) is
 // refused: the IR is per-sample with a batch of 1, and such a model would differ from Keras.
 
+import Diagnostics
 import MLGraph
 
 /// Why an expression could not be lowered to IR.
 public struct PythonLoweringFailure: Error, Hashable, Sendable, CustomStringConvertible {
-    public var reason: String
+    /// Why, followed by the underlying error's text when there is one.
+    public var reason: String { ownReason + cause.suffix }
+    /// `reason` without the underlying error's text.
+    public var ownReason: String
+    /// The underlying error (the IR's `GraphError` for a lowered op it rejects), kept as a value
+    /// (issue 13).
+    public var cause: DiagnosticCause?
     public var description: String { reason }
-    init(_ reason: String) { self.reason = reason }
+    init(_ reason: String, cause: (any Error)? = nil) { ownReason = reason; self.cause = cause.map(DiagnosticCause.init) }
 }
 
 /// A value during lowering.
@@ -64,7 +71,7 @@ struct PythonLowering {
         } catch let e as PythonLoweringFailure {
             throw e
         } catch {
-            throw PythonLoweringFailure("\(op.kind.rawValue) on \(ins.map { formatShape($0.shape) }.joined(separator: ", ")): \(error)")
+            throw PythonLoweringFailure("\(op.kind.rawValue) on \(ins.map { formatShape($0.shape) }.joined(separator: ", "))", cause: error)
         }
         nodes.append(node)
         return .tensor(name)

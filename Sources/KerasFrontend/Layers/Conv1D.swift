@@ -1,3 +1,4 @@
+import Diagnostics
 import MLGraph
 
 /// Helpers for 1-D layers, which the IR runs as 2-D ops on a height-1 image:
@@ -34,7 +35,7 @@ enum Lowering1D {
             do {
                 for (name, t) in zip(n.outputs, try n.inferOutputTypes(ins.map { $0! })) { types[name] = t }
             } catch let e as GraphError {
-                throw KerasConversionError.invalidGraph(file: ctx.file, layer: ctx.qualifiedName, className: ctx.className, message: e.description)
+                throw KerasConversionError.invalidGraph(file: ctx.file, layer: ctx.qualifiedName, className: ctx.className, message: "", cause: DiagnosticCause(e))
             }
         }
         return types

@@ -100,7 +100,7 @@ enum UpdateCommand: Command {
             do {
                 _ = try NetworkUpdateDescription(model: model, name: name, overrides: overrides)
             } catch let e as TrainingError {
-                if case let .invalidUpdateDescription(_, _, rule) = e, rule == "the update parameters have no loss layer" {
+                if case let .invalidUpdateDescription(_, _, rule, _) = e, rule == "the update parameters have no loss layer" {
                     throw CLIError("\(e); to add one as coremltools would have, give --add-loss cross-entropy (on a softmax output) or --add-loss mse")
                 }
                 throw e

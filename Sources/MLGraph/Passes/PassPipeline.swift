@@ -1,3 +1,4 @@
+import Diagnostics
 /// An ordered list of `GraphPass`es with unique names, run one after the other.
 ///
 /// After every pass that reports a change, `run(on:disabling:)` verifies the graph
@@ -76,7 +77,7 @@ public struct PassPipeline: Sendable {
                 try graph.verify()  // compares with the types recorded before the pass
                 try graph.inferShapes()  // types of new tensors; removed tensors' types dropped
             } catch let e as GraphError {
-                throw GraphError.passProducedInvalidGraph(pass: pass.name, message: e.description)
+                throw GraphError.passProducedInvalidGraph(pass: pass.name, message: "", cause: DiagnosticCause(e))
             }
         }
         return changed

@@ -92,10 +92,10 @@ extension LayerImporter {
             do {
                 try guardRest(rest)
             } catch let e as LayerImportFailure {
-                b.problems.append(.init(layer: rest[0].name, type: Self.typeName(rest[0]), reason: e.reason))
+                b.problems.append(.init(layer: rest[0].name, type: Self.typeName(rest[0]), reason: e.ownReason, cause: e.cause?.error))
                 for o in ControlFlowImport.scope(rest).writes { b.poisoned.insert(o) }
             } catch {
-                b.problems.append(.init(layer: rest[0].name, type: Self.typeName(rest[0]), reason: "\(error)"))
+                b.problems.append(.init(layer: rest[0].name, type: Self.typeName(rest[0]), reason: "", cause: error))
             }
             return
         }

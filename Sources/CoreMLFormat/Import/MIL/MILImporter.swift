@@ -10,6 +10,7 @@
 // `MILImportOptions.roundFP16` is set, which rounds every fp16-typed op result to fp16
 // (cast → fp16 → fp32), as a device computing in fp16 stores it. One file per op family
 // (MILOps*.swift); `MILOpTable.mappers` is the table op name → mapper.
+import Diagnostics
 import Foundation
 import MLGraph
 
@@ -49,7 +50,7 @@ public enum MILImporter {
             }
             program = p
         } catch let e as CoreMLFormatError {
-            throw CoreMLImportError.invalidModel(file: fileName, message: "\(e)")
+            throw CoreMLImportError.invalidModel(file: fileName, message: "", cause: DiagnosticCause(e))
         }
         guard let desc = model.description else {
             throw CoreMLImportError.invalidModel(file: fileName, message: "the model has no description (inputs and outputs)")
@@ -173,7 +174,7 @@ final class MILGraphImporter {
             try graph.inferShapesAndVerify()  // MARK: graph verifier: a layered error when inference fails
         } catch {
             if let m = (error as? GraphError)?.memoryLimitExceeded(file: fileName) { throw m }  // MARK: graph verifier: keeps .resourceLimit
-            throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify: \(error)")
+            throw CoreMLImportError.invalidModel(file: fileName, message: "the imported graph does not verify", cause: DiagnosticCause(error))
         }
         return CoreMLImportResult(graph: graph, warnings: b.warnings)
     }
@@ -265,10 +266,10 @@ final class MILGraphImporter {
             do {
                 try importOp(ctx)
             } catch let e as LayerImportFailure {
-                b.problems.append(.init(layer: ctx.name, type: op.type, reason: e.reason))
+                b.problems.append(.init(layer: ctx.name, type: op.type, reason: e.ownReason, cause: e.cause?.error))
                 for o in op.outputs { values[o.name] = MILValue.none }
             } catch {
-                b.problems.append(.init(layer: ctx.name, type: op.type, reason: "\(error)"))
+                b.problems.append(.init(layer: ctx.name, type: op.type, reason: "", cause: error))
                 for o in op.outputs { values[o.name] = MILValue.none }
             }
         }

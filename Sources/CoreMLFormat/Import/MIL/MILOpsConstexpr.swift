@@ -134,7 +134,7 @@ enum MILConstexprOps {
             }
             return try ConstantTensor.compressed(shape: shape, encoding: encoding, codes: codes, parameters: parameters)
         } catch let e as GraphError {
-            throw LayerImportFailure("has compressed weights mlconv cannot store: \(e)")
+            throw LayerImportFailure("has compressed weights mlconv cannot store", cause: e)
         }
     }
 
@@ -237,7 +237,7 @@ enum MILConstexprOps {
                                                   codes: [], parameters: nzConst.floats(), mask: mask)
             return [.constant(MILConst(shape: shape, dataType: type?.dataType ?? .float32, tensor: t))]
         } catch let e as GraphError {
-            throw LayerImportFailure("has sparse weights mlconv cannot store: \(e)")
+            throw LayerImportFailure("has sparse weights mlconv cannot store", cause: e)
         }
     }
 

@@ -301,7 +301,7 @@ final class MILBlobResolver {
             files[name] = f
             return f
         } catch let e as MILBlobError {
-            throw LayerImportFailure(e.description)
+            throw LayerImportFailure("", cause: e)
         }
     }
 
@@ -319,7 +319,7 @@ final class MILBlobResolver {
             }
             return try MILConst.fromBytes(blob.bytes, type: type, shape: shape, count: count, storage: storage)
         } catch let e as MILBlobError {
-            throw LayerImportFailure(e.description)
+            throw LayerImportFailure("", cause: e)
         }
     }
 }
