@@ -175,3 +175,36 @@ final class SinkTransposesTests: XCTestCase {
         XCTAssertEqual(moved.floats(), [0, 3, 1, 4, 2, 5])
     }
 }
+
+/// The transposes no pass removes run as a oneDNN reorder (DNNLTranspose): bit-identical to the
+/// reference kernel for every permutation of ranks 1–4 and a rank-5 / rank-6 case.
+final class DNNLTransposeTests: XCTestCase {
+    static func permutations(_ n: Int) -> [[Int]] {
+        guard n > 1 else { return [Array(0..<n)] }
+        return permutations(n - 1).flatMap { p in (0...p.count).map { i in var q = p; q.insert(n - 1, at: i); return q } }
+    }
+
+    func testReorderEqualsReferenceTranspose() throws {
+        let shapes: [[Int]] = [[7], [3, 5], [2, 3, 4], [1, 6, 5, 4], [2, 3, 1, 4, 5], [2, 1, 3, 2, 2, 3]]
+        var checked = 0
+        for shape in shapes {
+            var perms = Self.permutations(shape.count)
+            if shape.count > 4 { perms = [Array((0..<shape.count).reversed()), [0] + Array(2..<shape.count) + [1]] }
+            for perm in perms {
+                var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType(shape))], outputs: ["y"], nodes: [
+                    Node(name: "t", op: .transpose(perm: perm), inputs: ["x"], outputs: ["y"]),
+                ])
+                try g.inferShapes()
+                XCTAssertEqual(KernelRegistry.kernels(covering: .transpose(perm: perm), inputs: [TensorType(shape)]), ["reference", "oneDNN"])
+                let x = nd(shape, randomFloats(count: shape.reduce(1, *), seed: UInt64(checked + 1), in: -5 ... 5))
+                // remove_no_op_nodes would drop an identity permutation: the kernels run the node as given.
+                let a = try XCTUnwrap(try Model(graph: g, configuration: .init(referenceOnly: true)).prediction(from: ["x": x])["y"])
+                let b = try XCTUnwrap(try Model(graph: g, configuration: .init(disabledPasses: ["remove_no_op_nodes"])).prediction(from: ["x": x])["y"])
+                XCTAssertEqual(a.shape, b.shape, "\(shape) \(perm)")
+                XCTAssertEqual(a.scalars, b.scalars, "\(shape) \(perm)")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 1 + 2 + 6 + 24 + 2 + 2)
+    }
+}
