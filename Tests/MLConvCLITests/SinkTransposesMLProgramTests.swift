@@ -33,6 +33,11 @@ final class SinkTransposesMLProgramTests: XCTestCase {
         XCTAssertEqual(sunk.graph.nodes.filter { $0.op.name == "batchNorm" }.count, 0, "every batch norm folded into a convolution")
         XCTAssertGreaterThanOrEqual(transposes(unsunk.graph), 30, "without the pass the residual transposes stay")
         XCTAssertLessThan(sunk.graph.nodes.count, unsunk.graph.nodes.count)
+        // The pipeline (as `Model` runs it) is idempotent on the real graph too.
+        var twice = program
+        XCTAssertTrue(try PassPipeline.inference.run(on: &twice).contains("sink_transposes"))
+        XCTAssertEqual(transposes(twice), 0)
+        XCTAssertEqual(try PassPipeline.inference.run(on: &twice), [])
 
         let input = try XCTUnwrap(program.inputs.first)
         let x = try NDArray(shape: input.type.shape, scalars: randomFloats(count: input.type.elementCount, seed: 3, in: -1 ... 1))
