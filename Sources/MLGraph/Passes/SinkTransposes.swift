@@ -19,12 +19,16 @@
 ///   is permuted at compile time; float32 or one element only), binary / element-wise / concat
 ///   whose every input is `t` or the output of a transpose with the same p, and reduce (axes
 ///   moved; without `keepDims`, the transpose after it is dropped when the kept axes stay in
-///   order, e.g. a global mean over H, W before a dense layer). R then reads `u` (and the
+///   order; a reduce over the trailing axes is not moved when its axes would no longer be
+///   trailing — the reduction kernels are fast on contiguous rows only, so an NCHW global mean
+///   over H, W keeps one transpose before it). R then reads `u` (and the
 ///   other transposes' inputs), and a transpose with p after R writes R's old output, so every
 ///   later reader and the graph outputs see the same tensor.
 ///
-/// The rewrite is made only when it does not add transposes: the transposes it adds (one per
-/// moved reader) are at most those it removes (T, readers that compose to the identity, and
+/// When some reader cannot move, the readers that are T's inverse still read `u` instead.
+/// Otherwise the rewrite is made only when it does not add transposes: the transposes it adds (one per
+/// moved reader, unless only inverse transposes read that reader's output: they cancel next) are
+/// at most those it removes (T, readers that compose to the identity, those inverses, and
 /// other-operand transposes read by nothing else afterwards); when they are equal, a moved
 /// reader must not write more elements than T did. Transposes only move towards the outputs, so
 /// the pass terminates. Values: data movement and per-element ops are exact; a reduce over
@@ -84,15 +88,38 @@ public struct SinkTransposes: GraphPass {
                                            otherTransposes: &otherTransposes) else { plan = []; break }
                 plan.append((r, move))
             }
-            guard !plan.isEmpty else { continue }
+            guard !plan.isEmpty else {
+                // Some reader cannot move: still let the inverse transposes among the readers read
+                // `u` (they become identities, removed), as merge_reshapes_transposes would.
+                let inverses = Self.unique(readers).filter { r in
+                    let n = graph.nodes[r]
+                    guard case let .transpose(q) = n.op, n.inputs == [t], q.count == p.count, Self.isPermutation(q) else { return false }
+                    return q.map { p[$0] } == Array(0..<p.count)
+                }
+                guard !inverses.isEmpty else { continue }
+                rewrite(&graph, plan: inverses.map { ($0, Move.compose(Array(0..<p.count))) }, transposeInput: u)
+                return true
+            }
             // Cost: transposes added against transposes removed.
             let moved = Set(plan.compactMap { r, m -> Int? in if case .move = m { return r } else { return nil } })
             var added = 0, removed = 1, growth = false
-            for (_, m) in plan {
+            for (r, m) in plan {
                 switch m {
                 case let .compose(q): if q == Array(0..<q.count) { removed += 1 }
                 case let .move(_, _, _, after, outType):
-                    if after != nil { added += 1 }
+                    if let after {
+                        // A transpose added where only its inverses read: they all cancel next.
+                        let old = graph.nodes[r].outputs[0]
+                        let next = uses.readers[old] ?? []
+                        if !uses.graphOutputs.contains(old), !next.isEmpty, next.allSatisfy({ k in
+                            guard case let .transpose(q) = graph.nodes[k].op, q.count == after.count, Self.isPermutation(q) else { return false }
+                            return q.map { after[$0] } == Array(0..<q.count)
+                        }) {
+                            removed += Set(next).count
+                        } else {
+                            added += 1
+                        }
+                    }
                     if let o = outType, o.isFullyKnown, tType.isFullyKnown, o.elementCount > tType.elementCount { growth = true }
                 }
             }
@@ -197,6 +224,11 @@ public struct SinkTransposes: GraphPass {
         case let .reduce(a):
             guard node.inputs == [t], node.weights.isEmpty, let axes = resolveAxisSet(a.axes, rank: rank) else { return nil }
             let newAxes = axes.map { p[$0] }.sorted()
+            // A reduce over the trailing axes (contiguous rows: the fast case of the reduction
+            // kernels — oneDNN's is ~100× slower over middle axes) stays where it is rather than
+            // reduce axes that are no longer trailing (NCHW mean over H, W → NHWC axes 1, 2).
+            let trailing = { (ax: [Int]) in ax == Array((rank - ax.count)..<rank) }
+            if trailing(axes), !trailing(newAxes) { return nil }
             var attrs = a
             attrs.axes = newAxes
             if a.keepDims { return moved(.reduce(attrs), inputs: [u], weights: [:]) }
