@@ -216,3 +216,84 @@ final class DNNLTransposeTests: XCTestCase {
         XCTAssertEqual(checked, 1 + 2 + 6 + 24 + 2 + 2)
     }
 }
+
+/// Random graphs of transposes, element-wise ops with one and two inputs, per-axis constants
+/// and batch norms on [3, 3, 3, 3] tensors (every permutation keeps the shape, so any two
+/// tensors can be added): `sink_transposes` never adds a transpose, and the pipeline's result
+/// equals the unoptimized graph on the reference kernels.
+final class SinkTransposesRandomGraphTests: XCTestCase {
+    func randomGraph(seed: UInt64) throws -> Graph {
+        var rng = SeededGenerator(seed: seed)
+        let shape = [3, 3, 3, 3]
+        var tensors = ["x"], perms: [[Int]] = []
+        var nodes: [Node] = []
+        func pick() -> String { tensors[Int.random(in: max(0, tensors.count - 4)..<tensors.count, using: &rng)] }
+        for k in 0..<Int.random(in: 6...14, using: &rng) {
+            let out = "v\(k)", name = "n\(k)"
+            switch Int.random(in: 0..<7, using: &rng) {
+            case 0, 1:
+                // A random permutation, or the inverse of one already used (so pairs can meet).
+                var p = Array(0..<4).shuffled(using: &rng)
+                if let q = perms.randomElement(using: &rng), Bool.random(using: &rng) {
+                    p = Array(repeating: 0, count: 4)
+                    for i in 0..<4 { p[q[i]] = i }
+                }
+                perms.append(p)
+                nodes.append(Node(name: name, op: .transpose(perm: p), inputs: [pick()], outputs: [out]))
+            case 2:
+                nodes.append(Node(name: name, op: .activation(Bool.random(using: &rng) ? .relu : .tanh), inputs: [pick()], outputs: [out]))
+            case 3:
+                let fs: [BinaryFunction] = [.add, .sub, .mul, .maximum]
+                nodes.append(Node(name: name, op: .binary(fs.randomElement(using: &rng) ?? .add), inputs: [pick(), pick()], outputs: [out]))
+            case 4:
+                let shapes: [[Int]] = [[3], [3, 1], [3, 1, 1], [1, 3, 1, 1], [1], [3, 3, 3, 3]]
+                let s = shapes.randomElement(using: &rng) ?? [3]
+                nodes.append(Node(name: name, op: .binary(.mul), inputs: [pick()], outputs: [out],
+                                  weights: ["y": randomConstant(s, seed: seed &* 31 &+ UInt64(k), in: -2 ... 2)]))
+            case 5:
+                nodes.append(Node(name: name, op: .batchNorm(BatchNormAttributes(axis: Int.random(in: 0..<4, using: &rng), epsilon: 1e-3)),
+                                  inputs: [pick()], outputs: [out],
+                                  weights: ["gamma": randomConstant([3], seed: seed &+ 100 &+ UInt64(k), in: 0.5 ... 1.5),
+                                            "beta": randomConstant([3], seed: seed &+ 200 &+ UInt64(k)),
+                                            "mean": randomConstant([3], seed: seed &+ 300 &+ UInt64(k)),
+                                            "variance": randomConstant([3], seed: seed &+ 400 &+ UInt64(k), in: 0.5 ... 2)]))
+            default:
+                nodes.append(Node(name: name, op: .elementwise(.add), inputs: [pick(), pick(), pick()], outputs: [out]))
+            }
+            tensors.append(out)
+        }
+        // Outputs: the last tensor and, sometimes, an earlier one (a graph output inside the region).
+        var outputs = [tensors[tensors.count - 1]]
+        if tensors.count > 3, Bool.random(using: &rng), let o = tensors.dropFirst().dropLast().randomElement(using: &rng) { outputs.append(o) }
+        var g = Graph(inputs: [ValueInfo(name: "x", type: TensorType(shape))], outputs: outputs, nodes: nodes)
+        try g.inferShapes()
+        return g
+    }
+
+    func testRandomGraphsKeepTheirValuesAndNeverGainTransposes() throws {
+        var moved = 0
+        for seed in UInt64(1)...120 {
+            let g = try randomGraph(seed: seed)
+            var h = g
+            let changed = SinkTransposes().apply(to: &h)
+            try h.verify()
+            try h.inferShapes()
+            let before = g.nodes.filter { $0.op.name == "transpose" }.count, after = h.nodes.filter { $0.op.name == "transpose" }.count
+            XCTAssertLessThanOrEqual(after, before, "seed \(seed)")
+            if changed { moved += 1 }
+            XCTAssertEqual(h.outputs, g.outputs)
+            let x = nd([3, 3, 3, 3], randomFloats(count: 81, seed: seed, in: -2 ... 2))
+            let oracle = try Model(graph: g, configuration: .init(referenceOnly: true)).prediction(from: ["x": x])
+            for model in [try Model(graph: h, configuration: .init(referenceOnly: true)), try Model(graph: g)] {
+                let out = try model.prediction(from: ["x": x])
+                for name in g.outputs {
+                    let a = try XCTUnwrap(oracle[name]), b = try XCTUnwrap(out[name])
+                    XCTAssertEqual(a.shape, b.shape, "seed \(seed) \(name)")
+                    let scale = max(1, a.scalars.map(abs).max() ?? 0)
+                    XCTAssertLessThanOrEqual(maxAbsDiff(a.scalars, b.scalars) / scale, 1e-5, "seed \(seed) \(name)")
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(moved, 20, "the random graphs exercise the pass")
+    }
+}
