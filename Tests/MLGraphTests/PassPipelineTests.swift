@@ -74,7 +74,7 @@ final class FusePadIntoConvTests: XCTestCase {
 final class PassPipelineTests: XCTestCase {
     func testInferencePipelineIsNamedAndIdempotent() throws {
         XCTAssertEqual(Set(PassPipeline.inference.names).count, PassPipeline.inference.names.count, "unique names")
-        XCTAssertEqual(PassPipeline.inference.names, ["fold_constants", "remove_no_op_nodes", "merge_reshapes_transposes", "cancel_transpose_pairs",
+        XCTAssertEqual(PassPipeline.inference.names, ["fold_constants", "remove_no_op_nodes", "merge_reshapes_transposes", "cancel_transpose_pairs", "sink_transposes",
                                                       "fuse_pad_into_conv", "fold_batchnorm_into_conv", "fuse_activation",
                                                       "fuse_residual_add"])
         var g = try padConvGraph()

@@ -11,7 +11,7 @@ import XCTest
 /// default, and unfused on oneDNN (the issue-12 passes disabled) — and every result must match
 /// the oracle.
 final class InferencePassDifferentialTests: XCTestCase {
-    static let issue12Passes: Set<String> = ["remove_no_op_nodes", "merge_reshapes_transposes", "cancel_transpose_pairs",
+    static let issue12Passes: Set<String> = ["remove_no_op_nodes", "merge_reshapes_transposes", "cancel_transpose_pairs", "sink_transposes",
                                              "fold_batchnorm_into_conv", "fuse_activation", "fuse_residual_add"]
 
     /// A batch norm on the last axis of a `c`-channel tensor with random statistics.

@@ -21,6 +21,7 @@ public struct PassPipeline: Sendable {
     /// is idempotent: running the pipeline twice changes nothing the second time.
     /// Order: `fold_constants` (which needs an evaluator: `withConstantEvaluator(_:)`; MLRuntime's
     /// `Model` and `mlconv keras` give it the reference kernels), `remove_no_op_nodes`, `merge_reshapes_transposes`, `cancel_transpose_pairs`,
+    /// `sink_transposes` (the transposes left at tensors read twice, e.g. residual adds),
     /// `fuse_pad_into_conv` (after the transposes, so that a pad moved back to NHWC is fused),
     /// `fold_batchnorm_into_conv`, `fuse_activation` (a batch norm is folded before the activation
     /// after it is fused, so conv → batch norm → ReLU becomes one convolution), `fuse_residual_add`
@@ -28,7 +29,10 @@ public struct PassPipeline: Sendable {
     public static let inference = PassPipeline(uncheckedPasses: [
         // MARK: constant folding (issue 12): a no-op here; MLRuntime gives it its evaluator
         FoldConstants(),
-        RemoveNoOpNodes(), MergeReshapesTransposes(), CancelTransposePairs(), FusePadIntoConv(),
+        RemoveNoOpNodes(), MergeReshapesTransposes(), CancelTransposePairs(),
+        // MARK: transpose sinking (issue 12): before the pad and batch-norm fusions it exposes
+        SinkTransposes(),
+        FusePadIntoConv(),
         // MARK: inference passes (issue 12)
         FoldBatchNormIntoConv(), FuseActivation(),
         // MARK: residual add fusion (issue 12)

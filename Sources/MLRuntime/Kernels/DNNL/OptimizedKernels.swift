@@ -29,6 +29,8 @@ enum OptimizedKernels {
         .conv1d: DNNLConvND.factory, .conv3d: DNNLConvND.factory,
         .pool1d: DNNLPoolND.factory, .pool3d: DNNLPoolND.factory, .deconv3d: DNNLDeconvND.factory, .deconv1d: DNNLDeconvND.factory,
         .resize: DNNLResize.factory,
+        // MARK: transpose sinking (issue 12): a oneDNN reorder for the transposes left (DNNLTranspose.swift)
+        .transpose: DNNLTranspose.factory,
     ]
 }
 
