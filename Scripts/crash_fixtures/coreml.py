@@ -157,4 +157,13 @@ def cases():
                                       preprocessing=ld(2, ld(1, "x") + ld(11, floats(1, [0.0] * 4)))),
         "image input 2^62×4 with a mean image: c·h·w overflowed in CoreMLImporter.importInput "
         "(CoreMLImporter.swift:240; inspect and compile)", COMPILE)
+    def f32(field, v):  # a single float field (wire type 5)
+        import struct
+        return varint(field << 3 | 5) + struct.pack("<f", v)
+
+    add("rangeStatic_count_minus_3e38", model(635, f32(1, -3.0e38) + f32(2, 0.0) + f32(3, 1.0),
+                                              preprocessing=vint(5, 1)),  # EXACT_ARRAY_MAPPING
+        "rangeStatic start 0, end -3e38, step 1: RangeAttributes.count converted ceil(-3e38) with "
+        "Int(_:) ('Double value cannot be converted to Int because the result would be less than Int.min'; "
+        "found by the mlmodel fuzz target, inspect and compile)", COMPILE)
     return c

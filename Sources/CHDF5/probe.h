@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -229,6 +232,7 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
         if (fscanf(statm, "%ld", &pages) == 1 && pages > 0) { virtual_bytes = pages * sysconf(_SC_PAGESIZE); }
         fclose(statm);
     }
+    pid_t parent = getpid();
     pid_t child = fork();
     if (child < 0) {
         *detail = errno;
@@ -236,6 +240,12 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
     }
     if (child == 0) {
         mlconv_probe_child_defaults();
+#ifdef __linux__
+        // A parent killed while it waits (kill -9, a fuzzer's time-out) takes the child with it:
+        // a child looping in libhdf5 must not outlive it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) { _exit(0); }
+#endif
         // Address space: what the process has plus the limit (and 64 MiB for libhdf5's own
         // structures), so that an allocation past the limit fails at once instead of being
         // made and cleared (a damaged vlen length claims up to 4 GiB).

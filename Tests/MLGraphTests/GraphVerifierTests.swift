@@ -351,3 +351,15 @@ final class GraphVerifierTests: XCTestCase {
         }
     }
 }
+
+/// Regression (found by the mlmodel fuzz target): `RangeAttributes.count` converted a huge
+/// negative ceil((end − start) / step) with `Int(_:)`, which traps below Int.min.
+final class RangeAttributesCountTests: XCTestCase {
+    func testHugeNegativeCountIsZeroNotATrap() {
+        XCTAssertEqual(RangeAttributes(start: 0, end: -3.0e38, step: 1).count, 0)
+        XCTAssertEqual(RangeAttributes(start: 3.0e38, end: 0, step: 1).count, 0)
+        XCTAssertNil(RangeAttributes(start: 0, end: 3.0e38, step: 1).count)  // over 2^50 values
+        XCTAssertEqual(RangeAttributes(start: 0, end: 5, step: 2).count, 3)
+        XCTAssertEqual(RangeAttributes(start: 5, end: 0, step: -2).count, 3)
+    }
+}

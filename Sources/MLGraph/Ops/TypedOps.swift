@@ -53,7 +53,7 @@ public struct RangeAttributes: Codable, Hashable, Sendable {
     public var count: Int? {
         let n = ((Double(end) - Double(start)) / Double(step)).rounded(.up)
         guard n.isFinite, n < Double(1 << 50) else { return nil }
-        return Swift.max(0, Int(n))
+        return n <= 0 ? 0 : Int(n)  // n in (0, 2^50): exact; a huge negative n must not reach Int(_:)
     }
 }
 
