@@ -20,7 +20,7 @@
 #ifndef MLCONV_CHDF5_PROBE_H
 #define MLCONV_CHDF5_PROBE_H
 
-#include <hdf5.h>
+#include "shim.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -130,13 +130,7 @@ static inline void mlconv_probe_read_data(hid_t object, int is_attribute, const 
             herr_t status = is_attribute ? H5Aread(object, memory, buffer)
                                          : H5Dread(object, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
             if (status < 0) { mlconv_probe_check_allocation_failure(); }
-            if (status >= 0 && variable) {
-#if H5_VERSION_GE(1, 12, 0)
-                H5Treclaim(memory, space, H5P_DEFAULT, buffer);
-#else
-                H5Dvlen_reclaim(memory, space, H5P_DEFAULT, buffer);
-#endif
-            }
+            if (status >= 0 && variable) { mlconv_reclaim_vlen(memory, space, buffer); }
             free(buffer);
             mlconv_probe_check_memory(walk);
         }
@@ -179,12 +173,9 @@ static inline herr_t mlconv_probe_visit(hid_t root, const char *name, const H5O_
 /// `image` is not NULL, named `path`), visit every object, read what mlconv would read.
 static inline void mlconv_probe_walk_file(const char *path, const void *image, size_t image_size,
                                           uint64_t max_bytes) {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    mlconv_silence_error_printing();
+    hid_t fapl = mlconv_create_read_only_fapl();
     if (fapl < 0) { return; }
-#if H5_VERSION_GE(1, 10, 7)
-    H5Pset_file_locking(fapl, 0, 1);
-#endif
     if (image != NULL) {
         if (H5Pset_fapl_core(fapl, 1 << 20, 0) < 0 ||
             H5Pset_file_image(fapl, (void *)image, image_size) < 0) {

@@ -27,9 +27,7 @@ enum GlobalHeapCheck {
     /// nil when every collection is consistent (or the file cannot be mapped: libhdf5 reports
     /// that itself). Call with the HDF5 lock held.
     static func problem(inFileAt path: String) -> String? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        let key = "\(path)\u{0}\(st.st_size)\u{0}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        guard let key = fileVersionKey(path) else { return nil }
         if let known = checked[key] { return known }
         let found: String?
         if let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) {
@@ -107,6 +105,14 @@ enum GlobalHeapCheck {
     private static func load64(_ b: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
         (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
     }
+}
+
+/// A key naming one version of the file at `path` (path, size, modification time), for caches of
+/// per-file verdicts; nil when the file cannot be stat'ed.
+func fileVersionKey(_ path: String) -> String? {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return nil }
+    return "\(path)\u{0}\(st.st_size)\u{0}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
 }
 
 extension DataReader {

@@ -70,9 +70,7 @@ public enum HDF5Isolation {
     ///   within `timeLimit` on the file in the child.
     static func check(path: String) throws(HDF5Error) {
         guard settings.enabled else { return }
-        var st = stat()
-        guard stat(path, &st) == 0 else { return }
-        let key = "\(path)\u{0}\(st.st_size)\u{0}\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+        guard let key = fileVersionKey(path) else { return }
         if let known = verdicts[key] {
             if let known { throw known }
             return
