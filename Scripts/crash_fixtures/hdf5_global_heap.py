@@ -48,6 +48,7 @@ def _objects(b, at):
 def cases():
     yield from object_size_cases()
     yield from vlen_length_cases()
+    yield from heap_index_cases()
 
 
 def object_size_cases():
@@ -71,11 +72,8 @@ def object_size_cases():
             }
 
 
-def vlen_length_cases():
-    """The attribute's own reference (sequence length, collection address, object index) claims
-    a string of 2^30 bytes: libhdf5 allocates and clears that much per read (found by the
-    keras-h5 fuzz target: ~10 s and 1.6 GB per read under ASan). The object itself is intact."""
-    base = _vlen_keras_file()
+def _keras_version_reference(base):
+    """(offset of keras_version's 16-byte heap reference in the file, collection offset, index, length)."""
     at = base.find(b"GCOL")
     for o, index, n in _objects(base, at):
         if bytes(base[o + 16:o + 16 + n]) != b"2.15.0":
@@ -83,17 +81,48 @@ def vlen_length_cases():
         reference = struct.pack("<IQI", n, at, index)
         hit = base.find(reference)
         assert hit > 0 and base.find(reference, hit + 1) < 0, "keras_version's heap reference not found once"
-        b = bytearray(base)
-        struct.pack_into("<I", b, hit, 2 ** 30)
-        yield {
-            "file": "keras/vlen_string_length_2p30.h5",
-            "data": bytes(b),
-            "commands": [["--max-memory", "256M", "keras", "{file}", "-o", "{tmp}/x.mlbundle"],
-                         ["--max-memory", "256M", "inspect", "{file}"]],
-            "why": "keras_version's variable-length reference claims a 2^30-byte string (its heap object holds 6 "
-                   "bytes): libhdf5 allocates and zeroes 1 GiB per read, in mlconv's process. Now HDF5Isolation's "
-                   "child process exceeds --max-memory and the file is refused (HDF5Error.memoryLimitExceeded) "
-                   "before mlconv reads it.",
-        }
-        return
+        return hit, at, index, n
     raise AssertionError("no heap object holds keras_version")
+
+
+def heap_index_cases():
+    """The attribute's reference names object 2^31 - 1 of an intact collection that holds a few.
+    libhdf5 1.10's H5HG_read looks the index up in the collection's table unchecked: past the
+    table it reads whatever memory lies there. Found by the keras-h5 fuzz target with a smaller
+    index (just past the table), where the result depends on the process's heap: a file-wide
+    probe passed in the child, and the read in mlconv's process died of SIGSEGV. 2^31 - 1 lands
+    ~48 GiB past the table, unmapped in any process, so the crash is certain."""
+    base = _vlen_keras_file()
+    hit, _, _, _ = _keras_version_reference(base)
+    b = bytearray(base)
+    struct.pack_into("<I", b, hit + 12, 2 ** 31 - 1)
+    yield {
+        "file": "keras/vlen_heap_index_2p31.h5",
+        "data": bytes(b),
+        "commands": COMMANDS,
+        "why": "keras_version's variable-length reference names global heap object 2^31 - 1 (its collection holds "
+               "3): libhdf5's H5HG_read indexes the collection's object table without a bound and copies from a "
+               "wild pointer (SIGSEGV). Now HDF5Isolation refuses it (HDF5Error.corruptFile): the file-wide probe's "
+               "child dies, and every variable-length read is also rehearsed in a child forked at the moment of "
+               "the read, so a wild read that passes in one process layout cannot crash mlconv in another.",
+    }
+
+
+def vlen_length_cases():
+    """The attribute's own reference (sequence length, collection address, object index) claims
+    a string of 2^30 bytes: libhdf5 allocates and clears that much per read (found by the
+    keras-h5 fuzz target: ~10 s and 1.6 GB per read under ASan). The object itself is intact."""
+    base = _vlen_keras_file()
+    hit, _, _, _ = _keras_version_reference(base)
+    b = bytearray(base)
+    struct.pack_into("<I", b, hit, 2 ** 30)
+    yield {
+        "file": "keras/vlen_string_length_2p30.h5",
+        "data": bytes(b),
+        "commands": [["--max-memory", "256M", "keras", "{file}", "-o", "{tmp}/x.mlbundle"],
+                     ["--max-memory", "256M", "inspect", "{file}"]],
+        "why": "keras_version's variable-length reference claims a 2^30-byte string (its heap object holds 6 "
+               "bytes): libhdf5 allocates and zeroes 1 GiB per read, in mlconv's process. Now HDF5Isolation's "
+               "child process exceeds --max-memory and the file is refused (HDF5Error.memoryLimitExceeded) "
+               "before mlconv reads it.",
+    }

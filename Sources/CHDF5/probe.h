@@ -208,54 +208,55 @@ static inline void mlconv_probe_child_defaults(void) {
     if (__sanitizer_set_death_callback != NULL) { __sanitizer_set_death_callback(NULL); }
 }
 
-/// Reads the file at `path` (or the in-memory `image`, see `mlconv_probe_walk_file`) with libhdf5
-/// in a child process and waits for it at most `timeout_ms` milliseconds. Data larger than
-/// `max_bytes` is not read, and a child whose memory grows by more than `max_bytes` stops.
-/// Returns the outcome; `detail` receives the signal, exit status, growth in MiB or errno it
-/// names. Call with mlconv's HDF5 lock held.
-static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, const void *image, size_t image_size,
-                                                              uint64_t max_bytes, int64_t timeout_ms, int *detail) {
-    *detail = 0;
-    long virtual_bytes = 0;  // the process's address space now (/proc/self/statm, first field)
+/// The process's address space now, in bytes (/proc/self/statm, first field); 0 if unknown.
+static inline long mlconv_probe_virtual_bytes(void) {
+    long virtual_bytes = 0;
     FILE *statm = fopen("/proc/self/statm", "r");
     if (statm != NULL) {
         long pages = 0;
         if (fscanf(statm, "%ld", &pages) == 1 && pages > 0) { virtual_bytes = pages * sysconf(_SC_PAGESIZE); }
         fclose(statm);
     }
+    return virtual_bytes;
+}
+
+/// Forks the child of a probe. In the child (return value 0): default signal handling, death
+/// with the parent, and an address-space limit of the process's size plus `max_bytes` (and
+/// 64 MiB for libhdf5's own structures), so that an allocation past the limit fails at once
+/// instead of being made and cleared (a damaged vlen length claims up to 4 GiB). In the parent:
+/// the child's pid, or -1 with errno set.
+static inline pid_t mlconv_probe_fork(uint64_t max_bytes) {
+    long virtual_bytes = mlconv_probe_virtual_bytes();
     pid_t parent = getpid();
     pid_t child = fork();
-    if (child < 0) {
-        *detail = errno;
-        return MLCONV_PROBE_NOT_RUN;
-    }
-    if (child == 0) {
-        mlconv_probe_child_defaults();
+    if (child != 0) { return child; }
+    mlconv_probe_child_defaults();
 #ifdef __linux__
-        // A parent killed while it waits (kill -9, a fuzzer's time-out) takes the child with it:
-        // a child looping in libhdf5 must not outlive it.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) { _exit(0); }
+    // A parent killed while it waits (kill -9, a fuzzer's time-out) takes the child with it:
+    // a child looping in libhdf5 must not outlive it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) { _exit(0); }
 #endif
-        // Address space: what the process has plus the limit (and 64 MiB for libhdf5's own
-        // structures), so that an allocation past the limit fails at once instead of being
-        // made and cleared (a damaged vlen length claims up to 4 GiB).
-        if (virtual_bytes > 0 && max_bytes < UINT64_MAX / 4 && (uint64_t)virtual_bytes < UINT64_MAX / 4) {
-            struct rlimit limit;
-            if (getrlimit(RLIMIT_AS, &limit) == 0) {
-                rlim_t wanted = (rlim_t)((uint64_t)virtual_bytes + max_bytes + (64u << 20));
-                if (limit.rlim_max == RLIM_INFINITY || wanted < limit.rlim_max) {
-                    limit.rlim_cur = wanted;
-                    setrlimit(RLIMIT_AS, &limit);
-                }
+    if (virtual_bytes > 0 && max_bytes < UINT64_MAX / 4 && (uint64_t)virtual_bytes < UINT64_MAX / 4) {
+        struct rlimit limit;
+        if (getrlimit(RLIMIT_AS, &limit) == 0) {
+            rlim_t wanted = (rlim_t)((uint64_t)virtual_bytes + max_bytes + (64u << 20));
+            if (limit.rlim_max == RLIM_INFINITY || wanted < limit.rlim_max) {
+                limit.rlim_cur = wanted;
+                setrlimit(RLIMIT_AS, &limit);
             }
         }
-        mlconv_probe_walk_file(path, image, image_size, max_bytes);
-        _exit(0);
     }
+    return 0;
+}
+
+/// Waits at most `timeout_ms` milliseconds for the probe's `child` and turns how it ended into
+/// an outcome (`detail` as for `mlconv_probe_file_isolated`); a child still running at the limit
+/// is killed.
+static inline mlconv_probe_outcome mlconv_probe_wait(pid_t child, int64_t timeout_ms, int *detail) {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    long pause_ns = 200000;  // 0.2 ms, doubling up to 20 ms
+    long pause_ns = 20000;  // 0.02 ms, doubling up to 20 ms
     for (;;) {
         int status = 0;
         struct rusage usage;
@@ -287,6 +288,59 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
         nanosleep(&pause, NULL);
         if (pause_ns < 20000000) { pause_ns *= 2; }
     }
+}
+
+/// Reads the file at `path` (or the in-memory `image`, see `mlconv_probe_walk_file`) with libhdf5
+/// in a child process and waits for it at most `timeout_ms` milliseconds. Data larger than
+/// `max_bytes` is not read, and a child whose memory grows by more than `max_bytes` stops.
+/// Returns the outcome; `detail` receives the signal, exit status, growth in MiB or errno it
+/// names. Call with mlconv's HDF5 lock held.
+static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, const void *image, size_t image_size,
+                                                              uint64_t max_bytes, int64_t timeout_ms, int *detail) {
+    *detail = 0;
+    pid_t child = mlconv_probe_fork(max_bytes);
+    if (child < 0) {
+        *detail = errno;
+        return MLCONV_PROBE_NOT_RUN;
+    }
+    if (child == 0) {
+        mlconv_probe_walk_file(path, image, image_size, max_bytes);
+        _exit(0);
+    }
+    return mlconv_probe_wait(child, timeout_ms, detail);
+}
+
+/// Rehearses one read of variable-length strings in a child process, just before mlconv makes
+/// it: `H5Aread` (`is_attribute` 1) or `H5Dread` of all of `object` with memory type `memory`
+/// (variable-length C strings) into `count` pointers. The child is a copy of the process at
+/// this moment (libhdf5's caches, the heap, the addresses), so it does what the read in
+/// process would do: where a damaged global heap reference makes libhdf5 copy wild memory
+/// (1.10's H5HG_read trusts the object index it is given), the child dies instead of mlconv.
+/// The file-wide probe (`mlconv_probe_file_isolated`) cannot promise that: it ran earlier, in
+/// a process whose memory was laid out differently. Returns the outcome, as that function does.
+/// Call with mlconv's HDF5 lock held.
+static inline mlconv_probe_outcome mlconv_probe_vlen_read_isolated(hid_t object, int is_attribute, hid_t memory,
+                                                                   size_t count, uint64_t max_bytes,
+                                                                   int64_t timeout_ms, int *detail) {
+    *detail = 0;
+    pid_t child = mlconv_probe_fork(max_bytes);
+    if (child < 0) {
+        *detail = errno;
+        return MLCONV_PROBE_NOT_RUN;
+    }
+    if (child == 0) {
+        struct rusage usage;
+        long start = getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : 0;
+        mlconv_probe_walk walk = { max_bytes, start };
+        char **pointers = calloc(count > 0 ? count : 1, sizeof(char *));
+        if (pointers == NULL) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
+        herr_t status = is_attribute ? H5Aread(object, memory, pointers)
+                                     : H5Dread(object, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers);
+        if (status < 0) { mlconv_probe_check_allocation_failure(); }
+        mlconv_probe_check_memory(&walk);
+        _exit(0);  // the strings are not freed: the child ends here
+    }
+    return mlconv_probe_wait(child, timeout_ms, detail);
 }
 
 #endif // MLCONV_CHDF5_PROBE_H

@@ -11,6 +11,9 @@ struct DataReader {
     let spaceID: hid_t
     /// Reads every element, converted to memory type `memoryType`, into `buffer`.
     let readAll: (_ memoryType: hid_t, _ buffer: UnsafeMutableRawPointer) -> herr_t
+    /// The open attribute or dataset, and which of the two it is (for `HDF5Isolation`).
+    let objectID: hid_t
+    let isAttribute: Bool
     /// For error messages.
     let context: HDF5ErrorContext
     let description: HDF5DataDescription
@@ -31,7 +34,8 @@ struct DataReader {
             H5Tclose(type)
             throw error
         }
-        return try DataReader(typeID: type, spaceID: space, context: context) { memoryType, buffer in
+        return try DataReader(typeID: type, spaceID: space, objectID: attribute, isAttribute: true,
+                              context: context) { memoryType, buffer in
             H5Aread(attribute, memoryType, buffer)
         }
     }
@@ -52,18 +56,21 @@ struct DataReader {
             H5Tclose(type)
             throw error
         }
-        return try DataReader(typeID: type, spaceID: space, context: context) { memoryType, buffer in
+        return try DataReader(typeID: type, spaceID: space, objectID: dataset, isAttribute: false,
+                              context: context) { memoryType, buffer in
             H5Dread(dataset, memoryType, mlconv_H5S_ALL(), mlconv_H5S_ALL(), mlconv_H5P_DEFAULT(),
                     buffer)
         }
     }
 
     /// Takes ownership of `typeID` and `spaceID` (closes them if it throws).
-    private init(typeID: hid_t, spaceID: hid_t, context: HDF5ErrorContext,
+    private init(typeID: hid_t, spaceID: hid_t, objectID: hid_t, isAttribute: Bool, context: HDF5ErrorContext,
                  readAll: @escaping (hid_t, UnsafeMutableRawPointer) -> herr_t) throws(HDF5Error)
     {
         self.typeID = typeID
         self.spaceID = spaceID
+        self.objectID = objectID
+        self.isAttribute = isAttribute
         self.readAll = readAll
         self.context = context
         self.typeClass = H5Tget_class(typeID)
@@ -240,6 +247,8 @@ struct DataReader {
         H5Tset_cset(memoryType, H5Tget_cset(typeID))
         try checkMemoryLimit(elementSize: MemoryLayout<UnsafeMutablePointer<CChar>?>.stride, what: "the \(count) strings")  // MARK: errors (issue 13)
         try checkGlobalHeap()  // MARK: errors (issue 13): libhdf5 guard (GlobalHeapCheck)
+        // MARK: errors (issue 13): the same read, rehearsed in a child process first
+        try HDF5Isolation.rehearseVariableLengthRead(of: self, memoryType: memoryType, count: count)
         var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
         let status = pointers.withUnsafeMutableBytes { raw in
             readAll(memoryType, raw.baseAddress!)

@@ -38,6 +38,7 @@ public enum HDF5Isolation {
     public static func configure(enabled: Bool? = nil, timeLimit: Double? = nil) {
         HDF5Library.enter(); defer { HDF5Library.leave() }
         if let enabled { settings.enabled = enabled }
+        settings.probesWholeFiles = true
         if let timeLimit, let limit = clampedLimit(timeLimit) { settings.timeLimit = limit }
         verdicts.removeAll()
     }
@@ -50,6 +51,17 @@ public enum HDF5Isolation {
     private struct Settings {
         var enabled: Bool
         var timeLimit: Double
+        /// Whether whole files are probed when opened (tests turn this off alone, to reach the
+        /// per-read rehearsal with a file the file-wide probe would refuse).
+        var probesWholeFiles = true
+    }
+
+    /// Tests: turns the file-wide probe on or off while leaving the per-read rehearsal of
+    /// variable-length reads as `isEnabled` says; `configure` turns it back on.
+    static func setProbesWholeFiles(_ on: Bool) {
+        HDF5Library.enter(); defer { HDF5Library.leave() }
+        settings.probesWholeFiles = on
+        verdicts.removeAll()
     }
 
     /// Used with the HDF5 lock held.
@@ -69,7 +81,7 @@ public enum HDF5Isolation {
     /// - Throws: `HDF5Error` `.corruptFile` when libhdf5 crashed, aborted, or did not finish
     ///   within `timeLimit` on the file in the child.
     static func check(path: String) throws(HDF5Error) {
-        guard settings.enabled else { return }
+        guard settings.enabled, settings.probesWholeFiles else { return }
         guard let key = fileVersionKey(path) else { return }
         if let known = verdicts[key] {
             if let known { throw known }
@@ -84,11 +96,39 @@ public enum HDF5Isolation {
     /// Probes an in-memory file image (see `HDF5File(image:name:)`); `name` is for messages.
     /// Call with the HDF5 lock held. Image verdicts are not kept.
     static func check(image: [UInt8], name: String) throws(HDF5Error) {
-        guard settings.enabled else { return }
+        guard settings.enabled, settings.probesWholeFiles else { return }
         let failure = image.withUnsafeBytes { raw in
             probe(name: name, image: raw, globalHeapProblem: { GlobalHeapCheck.problem(in: raw) })
         }
         if let failure { throw failure }
+    }
+
+    /// Rehearses a read of `count` variable-length strings (memory type `memoryType`) of the
+    /// reader's attribute or dataset in a child process forked just before it
+    /// (`mlconv_probe_vlen_read_isolated`). The file-wide check ran earlier, in a process laid out
+    /// differently; libhdf5 1.10 follows a damaged global heap reference (an object index past
+    /// its collection's table) into whatever memory lies there, which can pass in one process and
+    /// crash another. The child is a copy of this process at the moment of the read, so it meets
+    /// the same memory. Call with the HDF5 lock held. Costs one `fork` per variable-length read
+    /// (Keras' `model_config`, `keras_version`, `backend`, ...).
+    ///
+    /// - Throws: `HDF5Error` `.corruptFile` when the child crashed, aborted or ran past
+    ///   `timeLimit`; `.memoryLimitExceeded` when libhdf5 needed more than `--max-memory`.
+    static func rehearseVariableLengthRead(of reader: DataReader, memoryType: hid_t, count: Int) throws(HDF5Error) {
+        guard settings.enabled, count > 0 else { return }
+        let milliseconds = Int64((settings.timeLimit * 1000).rounded())
+        let maxBytes = UInt64(max(0, MemoryLimit.current))
+        var detail: Int32 = 0
+        let outcome = mlconv_probe_vlen_read_isolated(reader.objectID, reader.isAttribute ? 1 : 0, memoryType,
+                                                      count, maxBytes, milliseconds, &detail)
+        if let refusal = failure(outcome: outcome, detail: detail, name: reader.context.file,
+                                 what: "the variable-length strings of \(reader.context.subject)",
+                                 globalHeapProblem: { GlobalHeapCheck.problem(inFileAt: reader.context.file) }) {
+            var located = refusal
+            located.objectPath = reader.context.objectPath
+            located.attribute = reader.context.attribute
+            throw located
+        }
     }
 
     private static func probe(name: String, image: UnsafeRawBufferPointer?,
@@ -99,27 +139,34 @@ public enum HDF5Isolation {
         let outcome = name.withCString { cName in
             mlconv_probe_file_isolated(cName, image?.baseAddress, image?.count ?? 0, maxBytes, milliseconds, &detail)
         }
+        return failure(outcome: outcome, detail: detail, name: name, what: "'\(name)'", globalHeapProblem: globalHeapProblem)
+    }
+
+    /// The error for a probe's outcome (nil when the child finished or could not be started);
+    /// `what` names what libhdf5 read: the file, or one attribute's strings.
+    private static func failure(outcome: mlconv_probe_outcome, detail: Int32, name: String, what read: String,
+                                globalHeapProblem: () -> String?) -> HDF5Error? {
         let what: String
         switch outcome {
         case MLCONV_PROBE_OK, MLCONV_PROBE_NOT_RUN:
             // NOT_RUN: no child (fork refused); the file is read in process, as with the setting off.
             return nil
         case MLCONV_PROBE_SIGNALED:
-            what = "libhdf5 crashed (\(signalName(detail))) reading '\(name)' in a separate process"
+            what = "libhdf5 crashed (\(signalName(detail))) reading \(read) in a separate process"
         case MLCONV_PROBE_EXITED:
-            what = "libhdf5 failed reading '\(name)' in a separate process (it ended with status \(detail): an abort or a memory error)"
+            what = "libhdf5 failed reading \(read) in a separate process (it ended with status \(detail): an abort or a memory error)"
         case MLCONV_PROBE_TOO_MUCH_MEMORY:
             return HDF5Error(kind: .memoryLimitExceeded, file: name,
-                             summary: "libhdf5 needed more memory than the limit allows to read '\(name)' "
+                             summary: "libhdf5 needed more memory than the limit allows to read \(read) "
                                  + "(tried in a separate process); mlconv did not read it in its own process",
                              expected: "at most \(MemoryLimit.format(MemoryLimit.current)) (--max-memory)",
                              found: "an allocation by libhdf5 past the limit (the child process's peak resident set: \(detail) MiB)",
                              hint: "a damaged variable-length string or dataset can claim gigabytes; if the file is trusted, "
                                  + "raise the limit with --max-memory")
         case MLCONV_PROBE_TIMED_OUT:
-            what = "libhdf5 did not finish reading '\(name)' within \(formatSeconds(settings.timeLimit)) in a separate process (a damaged file makes it loop)"
+            what = "libhdf5 did not finish reading \(read) within \(formatSeconds(settings.timeLimit)) in a separate process (a damaged file makes it loop)"
         default:
-            what = "libhdf5 could not be run on '\(name)' in a separate process (outcome \(outcome.rawValue))"
+            what = "libhdf5 could not be run on \(read) in a separate process (outcome \(outcome.rawValue))"
         }
         return HDF5Error(kind: .corruptFile, file: name,
                          summary: what + "; mlconv did not read it in its own process",

@@ -37,6 +37,32 @@ final class HDF5IsolationTests: XCTestCase {
         }
     }
 
+    /// Regression (keras-h5 fuzz target): a vlen reference whose object index lies past its
+    /// global heap collection's table makes libhdf5 1.10 copy from a wild pointer. The file-wide
+    /// probe refuses this file (its child dies at once), but the fuzz input with an index just
+    /// past the table passed in that child and killed mlconv's own process at the later read:
+    /// what memory lies past the table depends on the process. With the file-wide probe off,
+    /// the read itself must be rehearsed in a child forked at that moment.
+    func testVariableLengthReadIsRehearsedInAChildAtTheMomentOfTheRead() throws {
+        let name = "vlen_heap_index_2p31.h5"
+        XCTAssertThrowsError(try HDF5File(path: crashFixture(name)), name) { error in
+            XCTAssertTrue((error as? HDF5Error)?.summary.contains("libhdf5 crashed (SIGSEGV") == true, "\(error)")
+        }
+        HDF5Isolation.setProbesWholeFiles(false)
+        let file = try HDF5File(path: crashFixture(name))
+        // The fixed-length and numeric data of the file still read.
+        XCTAssertEqual(try file.group(at: "model_weights").stringArrayAttribute("layer_names"), ["d"])
+        XCTAssertEqual(try file.stringAttribute("backend"), "tensorflow")
+        XCTAssertThrowsError(try file.stringAttribute("keras_version")) { error in
+            guard let e = error as? HDF5Error else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.kind, .corruptFile)
+            XCTAssertTrue(e.summary.contains("libhdf5 crashed (SIGSEGV"), e.description)
+            XCTAssertTrue(e.summary.contains("variable-length strings of attribute 'keras_version'"), e.description)
+            XCTAssertEqual(e.attribute, "keras_version")
+            XCTAssertTrue(e.file.hasSuffix(name), e.file)
+        }
+    }
+
     func testInMemoryImageIsProbedToo() throws {
         let name = "global_heap_object_size_2p31.h5"
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: crashFixture(name))))
