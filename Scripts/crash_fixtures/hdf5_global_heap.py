@@ -103,8 +103,9 @@ def heap_index_cases():
         "why": "keras_version's variable-length reference names global heap object 2^31 - 1 (its collection holds "
                "3): libhdf5's H5HG_read indexes the collection's object table without a bound and copies from a "
                "wild pointer (SIGSEGV). Now HDF5Isolation refuses it (HDF5Error.corruptFile): the file-wide probe's "
-               "child dies, and every variable-length read is also rehearsed in a child forked at the moment of "
-               "the read, so a wild read that passes in one process layout cannot crash mlconv in another.",
+               "child dies, and libhdf5 reads variable-length strings only in a child forked at the moment of the "
+               "read (the strings come back through a pipe), so a wild read that passes in one process cannot "
+               "crash or corrupt mlconv's.",
     }
 
 

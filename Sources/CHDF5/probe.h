@@ -31,6 +31,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,12 +83,17 @@ static inline herr_t mlconv_probe_resource_error(unsigned n, const H5E_error2_t 
 }
 
 /// After a failed read: a failed allocation (the address-space limit of the child, see
-/// `mlconv_probe_file_isolated`) means libhdf5 needs more memory than allowed.
-static inline void mlconv_probe_check_allocation_failure(void) {
+/// `mlconv_probe_fork`) means libhdf5 needs more memory than allowed. Leaves the error stack.
+static inline void mlconv_probe_check_allocation_failure_keeping_stack(void) {
     int out_of_memory = 0;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, mlconv_probe_resource_error, &out_of_memory);
-    H5Eclear2(H5E_DEFAULT);
     if (out_of_memory) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
+}
+
+/// As `mlconv_probe_check_allocation_failure_keeping_stack`, then empties the error stack.
+static inline void mlconv_probe_check_allocation_failure(void) {
+    mlconv_probe_check_allocation_failure_keeping_stack();
+    H5Eclear2(H5E_DEFAULT);
 }
 
 /// Reads attribute or dataset data of file type `type` and dataspace `space` with `read`, as
@@ -310,25 +316,116 @@ static inline mlconv_probe_outcome mlconv_probe_file_isolated(const char *path, 
     return mlconv_probe_wait(child, timeout_ms, detail);
 }
 
-/// Rehearses one read of variable-length strings in a child process, just before mlconv makes
-/// it: `H5Aread` (`is_attribute` 1) or `H5Dread` of all of `object` with memory type `memory`
-/// (variable-length C strings) into `count` pointers. The child is a copy of the process at
-/// this moment (libhdf5's caches, the heap, the addresses), so it does what the read in
-/// process would do: where a damaged global heap reference makes libhdf5 copy wild memory
-/// (1.10's H5HG_read trusts the object index it is given), the child dies instead of mlconv.
-/// The file-wide probe (`mlconv_probe_file_isolated`) cannot promise that: it ran earlier, in
-/// a process whose memory was laid out differently. Returns the outcome, as that function does.
-/// Call with mlconv's HDF5 lock held.
-static inline mlconv_probe_outcome mlconv_probe_vlen_read_isolated(hid_t object, int is_attribute, hid_t memory,
-                                                                   size_t count, uint64_t max_bytes,
-                                                                   int64_t timeout_ms, int *detail) {
+/// The child's exit status when libhdf5 refused the read cleanly (an ordinary error); the pipe then
+/// carries libhdf5's error stack, one record per entry.
+#define MLCONV_PROBE_EXIT_READ_FAILED 87
+
+/// Writes all `size` bytes of `data` to `fd`; 0 on success.
+static inline int mlconv_probe_write_all(int fd, const void *data, size_t size) {
+    const char *p = (const char *)data;
+    while (size > 0) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR) { continue; }
+        if (n <= 0) { return -1; }
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
+/// One entry of the pipe: its length (8 bytes, native order; UINT64_MAX for a NULL string), then
+/// its bytes.
+static inline void mlconv_probe_write_entry(int fd, const char *text) {
+    uint64_t length = text == NULL ? UINT64_MAX : (uint64_t)strlen(text);
+    if (mlconv_probe_write_all(fd, &length, sizeof length) != 0) { _exit(MLCONV_PROBE_EXIT_READ_FAILED + 1); }
+    if (text != NULL && mlconv_probe_write_all(fd, text, (size_t)length) != 0) { _exit(MLCONV_PROBE_EXIT_READ_FAILED + 1); }
+}
+
+typedef struct mlconv_probe_error_record {
+    hid_t major, minor;
+    char function[64];
+    char detail[256];
+} mlconv_probe_error_record;
+
+typedef struct mlconv_probe_error_records {
+    mlconv_probe_error_record records[16];
+    int count;
+} mlconv_probe_error_records;
+
+static inline herr_t mlconv_probe_copy_error(unsigned n, const H5E_error2_t *record, void *data) {
+    (void)n;
+    mlconv_probe_error_records *all = (mlconv_probe_error_records *)data;
+    if (all->count >= 16) { return 0; }
+    mlconv_probe_error_record *copy = &all->records[all->count++];
+    copy->major = record->maj_num;
+    copy->minor = record->min_num;
+    snprintf(copy->function, sizeof copy->function, "%s", record->func_name ? record->func_name : "?");
+    snprintf(copy->detail, sizeof copy->detail, "%s", record->desc ? record->desc : "");
+    return 0;
+}
+
+/// Writes libhdf5's error stack to `fd` as entries "function(): detail (major: minor)", the form
+/// `HDF5Library.takeErrorStack` gives in process. (The records are copied first: `H5Eget_msg`
+/// clears the stack.)
+static inline void mlconv_probe_write_error_stack(int fd) {
+    mlconv_probe_error_records all;
+    all.count = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, mlconv_probe_copy_error, &all);
+    for (int i = 0; i < all.count; i++) {
+        char major[128] = "", minor[128] = "", line[700];
+        H5Eget_msg(all.records[i].major, NULL, major, sizeof major);
+        H5Eget_msg(all.records[i].minor, NULL, minor, sizeof minor);
+        int at = snprintf(line, sizeof line, "%s()", all.records[i].function);
+        if (all.records[i].detail[0] != 0 && at >= 0 && (size_t)at < sizeof line) {
+            at += snprintf(line + at, sizeof line - (size_t)at, ": %s", all.records[i].detail);
+        }
+        if (at >= 0 && (size_t)at < sizeof line) {
+            if (major[0] != 0 && minor[0] != 0) { snprintf(line + at, sizeof line - (size_t)at, " (%s: %s)", major, minor); }
+            else if (major[0] != 0 || minor[0] != 0) { snprintf(line + at, sizeof line - (size_t)at, " (%s)", major[0] ? major : minor); }
+        }
+        mlconv_probe_write_entry(fd, line);
+    }
+}
+
+/// Reads all of `object`'s variable-length strings in a child process and hands them to mlconv
+/// through a pipe, so that libhdf5 never reads variable-length data in mlconv's process:
+/// `H5Aread` (`is_attribute` 1) or `H5Dread` of all of `object` with memory type `memory`
+/// (variable-length C strings) into `count` pointers.
+///
+/// Why: libhdf5 1.10's `H5HG_read` looks a heap object index up in its collection's table without a
+/// bound and copies the object's recorded size whatever the reference's length; a damaged
+/// reference makes it copy from a wild pointer, or past the end of its buffer. Whether that
+/// crashes depends on the process's memory, so the file-wide probe (`mlconv_probe_file_isolated`),
+/// run earlier in a process laid out differently, can pass where mlconv's own read would crash or
+/// silently corrupt its heap. Here any such damage stays in the child.
+///
+/// On MLCONV_PROBE_OK, `*out` holds `count` entries (see `mlconv_probe_write_entry`), `*out_size`
+/// bytes, to be freed with `free`. On MLCONV_PROBE_EXITED with `detail` MLCONV_PROBE_EXIT_READ_FAILED,
+/// libhdf5 refused the read cleanly and `*out` holds its error stack, one entry per record. The
+/// strings may hold at most `max_bytes` bytes in all (else MLCONV_PROBE_TOO_MUCH_MEMORY, `detail`
+/// the MiB received). Other outcomes as `mlconv_probe_file_isolated`'s, with `*out` NULL. Call with
+/// mlconv's HDF5 lock held.
+static inline mlconv_probe_outcome mlconv_read_vlen_strings_isolated(hid_t object, int is_attribute, hid_t memory,
+                                                                     size_t count, uint64_t max_bytes,
+                                                                     int64_t timeout_ms, int *detail,
+                                                                     char **out, size_t *out_size) {
     *detail = 0;
-    pid_t child = mlconv_probe_fork(max_bytes);
-    if (child < 0) {
+    *out = NULL;
+    *out_size = 0;
+    int fds[2];
+    if (pipe(fds) != 0) {
         *detail = errno;
         return MLCONV_PROBE_NOT_RUN;
     }
+    pid_t child = mlconv_probe_fork(max_bytes);
+    if (child < 0) {
+        *detail = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return MLCONV_PROBE_NOT_RUN;
+    }
     if (child == 0) {
+        close(fds[0]);
         struct rusage usage;
         long start = getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : 0;
         mlconv_probe_walk walk = { max_bytes, start };
@@ -336,11 +433,67 @@ static inline mlconv_probe_outcome mlconv_probe_vlen_read_isolated(hid_t object,
         if (pointers == NULL) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
         herr_t status = is_attribute ? H5Aread(object, memory, pointers)
                                      : H5Dread(object, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers);
-        if (status < 0) { mlconv_probe_check_allocation_failure(); }
+        if (status < 0) {
+            mlconv_probe_check_allocation_failure_keeping_stack();
+            mlconv_probe_write_error_stack(fds[1]);
+            _exit(MLCONV_PROBE_EXIT_READ_FAILED);
+        }
         mlconv_probe_check_memory(&walk);
+        for (size_t i = 0; i < count; i++) { mlconv_probe_write_entry(fds[1], pointers[i]); }
         _exit(0);  // the strings are not freed: the child ends here
     }
-    return mlconv_probe_wait(child, timeout_ms, detail);
+    close(fds[1]);
+    int fd = fds[0];
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    char *buffer = NULL;
+    size_t size = 0, capacity = 0;
+    mlconv_probe_outcome outcome = MLCONV_PROBE_OK;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t elapsed_ms = (int64_t)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (elapsed_ms >= timeout_ms) { outcome = MLCONV_PROBE_TIMED_OUT; break; }
+        int64_t left = timeout_ms - elapsed_ms;
+        struct pollfd waiting = { fd, POLLIN, 0 };
+        int ready = poll(&waiting, 1, left > 1000 ? 1000 : (int)left);
+        if (ready < 0 && errno != EINTR) { outcome = MLCONV_PROBE_NOT_RUN; *detail = errno; break; }
+        if (ready <= 0) { continue; }
+        if (capacity - size < 65536) {
+            size_t grown = capacity == 0 ? 65536 : capacity * 2;
+            char *bigger = realloc(buffer, grown);
+            if (bigger == NULL) { outcome = MLCONV_PROBE_TOO_MUCH_MEMORY; break; }
+            buffer = bigger;
+            capacity = grown;
+        }
+        ssize_t n = read(fd, buffer + size, capacity - size);
+        if (n < 0 && errno == EINTR) { continue; }
+        if (n <= 0) { break; }  // end of the pipe: the child finished (or died)
+        size += (size_t)n;
+        if ((uint64_t)size > max_bytes + 16 * (uint64_t)count) {
+            outcome = MLCONV_PROBE_TOO_MUCH_MEMORY;
+            *detail = (int)(size >> 20);
+            break;
+        }
+    }
+    close(fd);
+    if (outcome != MLCONV_PROBE_OK) {
+        int status = 0;
+        kill(child, SIGKILL);
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        if (outcome == MLCONV_PROBE_TIMED_OUT) { *detail = (int)(timeout_ms / 1000); }
+        free(buffer);
+        return outcome;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t elapsed_ms = (int64_t)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    outcome = mlconv_probe_wait(child, timeout_ms > elapsed_ms ? timeout_ms - elapsed_ms : 0, detail);
+    if (outcome == MLCONV_PROBE_OK || (outcome == MLCONV_PROBE_EXITED && *detail == MLCONV_PROBE_EXIT_READ_FAILED)) {
+        *out = buffer;
+        *out_size = size;
+    } else {
+        free(buffer);
+    }
+    return outcome;
 }
 
 #endif // MLCONV_CHDF5_PROBE_H

@@ -246,9 +246,11 @@ struct DataReader {
         H5Tset_size(memoryType, mlconv_H5T_VARIABLE())
         H5Tset_cset(memoryType, H5Tget_cset(typeID))
         try checkMemoryLimit(elementSize: MemoryLayout<UnsafeMutablePointer<CChar>?>.stride, what: "the \(count) strings")  // MARK: errors (issue 13)
-        try checkGlobalHeap()  // MARK: errors (issue 13): libhdf5 guard (GlobalHeapCheck)
-        // MARK: errors (issue 13): the same read, rehearsed in a child process first
-        try HDF5Isolation.rehearseVariableLengthRead(of: self, memoryType: memoryType, count: count)
+        // MARK: errors (issue 13): libhdf5 reads variable-length data in a child process only
+        if let strings = try HDF5Isolation.readVariableLengthStrings(of: self, memoryType: memoryType, count: count) {
+            return strings
+        }
+        try checkGlobalHeap()  // MARK: errors (issue 13): libhdf5 guard (GlobalHeapCheck), in process
         var pointers = [UnsafeMutablePointer<CChar>?](repeating: nil, count: count)
         let status = pointers.withUnsafeMutableBytes { raw in
             readAll(memoryType, raw.baseAddress!)

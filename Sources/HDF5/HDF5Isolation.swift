@@ -17,6 +17,9 @@ import Foundation
 /// It costs one `fork` and a second read of the file (about 10 ms for the 6.7 MB style-transfer
 /// network); a file's verdict is kept for as long as its size and modification time stay the same.
 ///
+/// Variable-length strings are then read only in a child forked at the moment of each read
+/// (`readVariableLengthStrings(of:memoryType:count:)`), whose strings come back through a pipe.
+///
 /// Settings (read once, from the environment):
 /// - `MLCONV_HDF5_IN_PROCESS=1` turns the child off (a trusted file, or a platform without `fork`);
 /// - `MLCONV_HDF5_PROBE_TIMEOUT=S`: the child's time limit in seconds (default 60).
@@ -52,11 +55,11 @@ public enum HDF5Isolation {
         var enabled: Bool
         var timeLimit: Double
         /// Whether whole files are probed when opened (tests turn this off alone, to reach the
-        /// per-read rehearsal with a file the file-wide probe would refuse).
+        /// per-read child with a file the file-wide probe would refuse).
         var probesWholeFiles = true
     }
 
-    /// Tests: turns the file-wide probe on or off while leaving the per-read rehearsal of
+    /// Tests: turns the file-wide probe on or off while leaving the per-read child of
     /// variable-length reads as `isEnabled` says; `configure` turns it back on.
     static func setProbesWholeFiles(_ on: Bool) {
         HDF5Library.enter(); defer { HDF5Library.leave() }
@@ -103,32 +106,73 @@ public enum HDF5Isolation {
         if let failure { throw failure }
     }
 
-    /// Rehearses a read of `count` variable-length strings (memory type `memoryType`) of the
-    /// reader's attribute or dataset in a child process forked just before it
-    /// (`mlconv_probe_vlen_read_isolated`). The file-wide check ran earlier, in a process laid out
-    /// differently; libhdf5 1.10 follows a damaged global heap reference (an object index past
-    /// its collection's table) into whatever memory lies there, which can pass in one process and
-    /// crash another. The child is a copy of this process at the moment of the read, so it meets
-    /// the same memory. Call with the HDF5 lock held. Costs one `fork` per variable-length read
-    /// (Keras' `model_config`, `keras_version`, `backend`, ...).
+    /// Reads the `count` variable-length strings (memory type `memoryType`) of the reader's
+    /// attribute or dataset in a child process and returns them (`mlconv_read_vlen_strings_isolated`);
+    /// nil when isolation is off or no child could be started (the caller then reads in process).
     ///
-    /// - Throws: `HDF5Error` `.corruptFile` when the child crashed, aborted or ran past
-    ///   `timeLimit`; `.memoryLimitExceeded` when libhdf5 needed more than `--max-memory`.
-    static func rehearseVariableLengthRead(of reader: DataReader, memoryType: hid_t, count: Int) throws(HDF5Error) {
-        guard settings.enabled, count > 0 else { return }
+    /// The file-wide probe ran when the file was opened, in a process laid out differently.
+    /// libhdf5 1.10 follows a damaged global heap reference (an object index past its
+    /// collection's table) into whatever memory lies there, and copies a heap object's recorded
+    /// size whatever the reference's length: reads whose outcome, a crash or a silent overflow,
+    /// depends on the process. Here they happen in the child; only the strings cross over. Costs
+    /// one `fork` per variable-length read (Keras' `model_config`, `keras_version`, `backend`, ...).
+    /// Call with the HDF5 lock held.
+    ///
+    /// - Throws: `HDF5Error` `.readFailed` with libhdf5's error stack when it refused the read;
+    ///   `.corruptFile` when the child crashed, aborted or ran past `timeLimit`;
+    ///   `.memoryLimitExceeded` when libhdf5 needed more than `--max-memory`.
+    static func readVariableLengthStrings(of reader: DataReader, memoryType: hid_t, count: Int) throws(HDF5Error) -> [String]? {
+        guard settings.enabled else { return nil }
         let milliseconds = Int64((settings.timeLimit * 1000).rounded())
         let maxBytes = UInt64(max(0, MemoryLimit.current))
         var detail: Int32 = 0
-        let outcome = mlconv_probe_vlen_read_isolated(reader.objectID, reader.isAttribute ? 1 : 0, memoryType,
-                                                      count, maxBytes, milliseconds, &detail)
-        if let refusal = failure(outcome: outcome, detail: detail, name: reader.context.file,
-                                 what: "the variable-length strings of \(reader.context.subject)",
-                                 globalHeapProblem: { GlobalHeapCheck.problem(inFileAt: reader.context.file) }) {
+        var bytes: UnsafeMutablePointer<CChar>? = nil
+        var size = 0
+        let outcome = mlconv_read_vlen_strings_isolated(reader.objectID, reader.isAttribute ? 1 : 0, memoryType,
+                                                        count, maxBytes, milliseconds, &detail, &bytes, &size)
+        defer { free(bytes) }
+        let context = reader.context
+        if outcome == MLCONV_PROBE_NOT_RUN { return nil }
+        let entries = decodeEntries(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : size))
+        if outcome == MLCONV_PROBE_EXITED && detail == MLCONV_PROBE_EXIT_READ_FAILED {
+            throw HDF5Error(kind: .readFailed, file: context.file, objectPath: context.objectPath, attribute: context.attribute,
+                            summary: "libhdf5 could not read the strings of \(context.subject)",
+                            found: reader.description.description,
+                            libraryStack: entries?.map { $0 ?? "" } ?? [],
+                            hint: HDF5Hint.readFailed)
+        }
+        if let refusal = failure(outcome: outcome, detail: detail, name: context.file,
+                                 what: "the variable-length strings of \(context.subject)",
+                                 globalHeapProblem: { GlobalHeapCheck.problem(inFileAt: context.file) }) {
             var located = refusal
-            located.objectPath = reader.context.objectPath
-            located.attribute = reader.context.attribute
+            located.objectPath = context.objectPath
+            located.attribute = context.attribute
             throw located
         }
+        guard let entries, entries.count == count else {
+            throw context.error(.corruptFile, "the child process reading the strings of \(context.subject) sent a damaged reply",
+                                expected: "\(count) strings", found: "\(size) bytes", hint: HDF5Hint.corrupt)
+        }
+        return entries.map { $0 ?? "" }
+    }
+
+    /// The entries of a child's reply: each an 8-byte length (native order; all ones for a NULL
+    /// string, nil here) and that many bytes of UTF-8 (invalid sequences repaired with U+FFFD).
+    /// nil when the reply is cut short.
+    static func decodeEntries(_ reply: UnsafeRawBufferPointer) -> [String?]? {
+        var entries: [String?] = []
+        var at = 0
+        while at < reply.count {
+            guard reply.count - at >= 8 else { return nil }
+            let length = reply.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            at += 8
+            if length == UInt64.max { entries.append(nil); continue }
+            guard length <= UInt64(reply.count - at) else { return nil }
+            let text = UnsafeRawBufferPointer(rebasing: reply[at..<(at + Int(length))])
+            entries.append(String(decoding: text, as: UTF8.self))
+            at += Int(length)
+        }
+        return entries
     }
 
     private static func probe(name: String, image: UnsafeRawBufferPointer?,

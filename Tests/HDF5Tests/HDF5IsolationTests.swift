@@ -42,8 +42,8 @@ final class HDF5IsolationTests: XCTestCase {
     /// probe refuses this file (its child dies at once), but the fuzz input with an index just
     /// past the table passed in that child and killed mlconv's own process at the later read:
     /// what memory lies past the table depends on the process. With the file-wide probe off,
-    /// the read itself must be rehearsed in a child forked at that moment.
-    func testVariableLengthReadIsRehearsedInAChildAtTheMomentOfTheRead() throws {
+    /// the read itself must happen in a child (variable-length strings are only ever read there).
+    func testVariableLengthStringsAreReadInAChildProcess() throws {
         let name = "vlen_heap_index_2p31.h5"
         XCTAssertThrowsError(try HDF5File(path: crashFixture(name)), name) { error in
             XCTAssertTrue((error as? HDF5Error)?.summary.contains("libhdf5 crashed (SIGSEGV") == true, "\(error)")
@@ -61,6 +61,42 @@ final class HDF5IsolationTests: XCTestCase {
             XCTAssertEqual(e.attribute, "keras_version")
             XCTAssertTrue(e.file.hasSuffix(name), e.file)
         }
+    }
+
+    /// A read libhdf5 refuses cleanly in the child (a heap reference to an address holding no
+    /// collection) is `.readFailed` with the child's libhdf5 error stack, as it was in process.
+    func testCleanReadFailureInTheChildKeepsLibhdf5sErrorStack() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: crashFixture("vlen_heap_index_2p31.h5"))))
+        // keras_version's reference: length 6, collection address (8 bytes), index 2^31 - 1.
+        let tail: [UInt8] = [0xFF, 0xFF, 0xFF, 0x7F]
+        let starts = (0...(bytes.count - 16)).filter { at in
+            bytes[at..<(at + 4)].elementsEqual([6, 0, 0, 0]) && bytes[(at + 12)..<(at + 16)].elementsEqual(tail)
+        }
+        XCTAssertEqual(starts.count, 1)
+        let at = try XCTUnwrap(starts.first)
+        // Index 1 (the object that holds "2.15.0"), in a "collection" at byte 8: the superblock.
+        bytes.replaceSubrange((at + 4)..<(at + 16), with: [8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vlen_heap_address_8_\(getpid()).h5").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try HDF5File(path: path)
+        XCTAssertEqual(try file.stringAttribute("backend"), "tensorflow")
+        XCTAssertThrowsError(try file.stringAttribute("keras_version")) { error in
+            guard let e = error as? HDF5Error else { return XCTFail("\(error)") }
+            XCTAssertEqual(e.kind, .readFailed, e.description)
+            XCTAssertEqual(e.attribute, "keras_version")
+            XCTAssertTrue(e.libraryStack.contains { $0.hasPrefix("H5") && $0.contains("()") }, e.description)
+        }
+    }
+
+    func testChildRepliesAreDecodedStrictly() {
+        func reply(_ parts: [[UInt8]]) -> [UInt8] { parts.flatMap { $0 } }
+        func length(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n) { Array($0) } }
+        let good = reply([length(2), Array("ab".utf8), length(.max), length(0), length(1), [0xFF]])
+        XCTAssertEqual(good.withUnsafeBytes { HDF5Isolation.decodeEntries($0) }, ["ab", nil, "", "\u{FFFD}"])
+        let cut = reply([length(5), Array("ab".utf8)])
+        XCTAssertNil(cut.withUnsafeBytes { HDF5Isolation.decodeEntries($0) })
+        XCTAssertNil([UInt8](length(1).prefix(5)).withUnsafeBytes { HDF5Isolation.decodeEntries($0) })
     }
 
     func testInMemoryImageIsProbedToo() throws {
