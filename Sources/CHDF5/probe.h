@@ -3,8 +3,9 @@
 // libhdf5 1.10 can crash (SIGSEGV in the global heap), abort or loop for ever on a damaged file,
 // inside the library, where no error can be returned (docs/RELIABILITY.md). Before mlconv opens
 // a file in its own process, `mlconv_probe_file_isolated` forks a child that opens the file and
-// reads everything mlconv could read from it: it visits every object once (`H5Ovisit`, which
-// follows hard links only and so ends on cyclic files), reads every attribute of every object
+// reads everything mlconv could read from it: it visits every object once, by name as mlconv's
+// readers reach them (through hard and soft links; each object once, so cyclic files end; past
+// a damaged object to the rest), reads every attribute of every object
 // and every dataset's data with the memory types mlconv's readers use (float datasets as native
 // float; float attributes as native double; integers as native int64; strings as variable- or
 // fixed-length strings). The parent waits with a time limit: a child killed by a signal, or
@@ -78,7 +79,12 @@ static inline void mlconv_probe_check_memory(const mlconv_probe_walk *walk) {
 
 static inline herr_t mlconv_probe_resource_error(unsigned n, const H5E_error2_t *record, void *data) {
     (void)n;
-    if (record->maj_num == H5E_RESOURCE) { *(int *)data = 1; }
+    // libhdf5 reports a failed malloc as major H5E_RESOURCE (H5E_NOSPACE, ...) or, in its
+    // metadata cache, as minor H5E_CANTALLOC under H5E_CACHE ("memory allocation failed for
+    // on disk image buffer"). The file is opened read-only, so no file-space allocation fails.
+    if (record->maj_num == H5E_RESOURCE || record->min_num == H5E_CANTALLOC || record->min_num == H5E_NOSPACE) {
+        *(int *)data = 1;
+    }
     return 0;
 }
 
@@ -162,17 +168,87 @@ static inline void mlconv_probe_object(hid_t object, int is_dataset, mlconv_prob
     if (is_dataset) { mlconv_probe_read_data(object, 0, walk); }
 }
 
-#if H5_VERSION_GE(1, 12, 0)
-static inline herr_t mlconv_probe_visit(hid_t root, const char *name, const H5O_info2_t *info, void *data) {
-#else
-static inline herr_t mlconv_probe_visit(hid_t root, const char *name, const H5O_info_t *info, void *data) {
-#endif
-    hid_t object = H5Oopen(root, name, H5P_DEFAULT);
-    if (object >= 0) {
-        mlconv_probe_object(object, info->type == H5O_TYPE_DATASET, (mlconv_probe_walk *)data);
-        H5Oclose(object);
+/// Objects already walked, by identity (`mlconv_object_identity_by_name`): an open-addressing set
+/// of 128-bit keys, so that hard links to an ancestor and soft-link cycles end.
+typedef struct mlconv_probe_seen {
+    uint64_t *keys;  // 2 per slot; a slot of two zeros is empty
+    size_t slots, used;
+} mlconv_probe_seen;
+
+/// Adds `key` to `seen`; returns 1 if it was new, 0 if already there (or no memory: treated as
+/// seen, which ends the walk there).
+static inline int mlconv_probe_seen_insert(mlconv_probe_seen *seen, const uint64_t key[2]) {
+    if (key[0] == 0 && key[1] == 0) { return 1; }
+    if (2 * (seen->used + 1) > seen->slots) {
+        size_t slots = seen->slots ? seen->slots * 2 : 1024;
+        uint64_t *keys = calloc(slots * 2, sizeof(uint64_t));
+        if (keys == NULL) { return 0; }
+        for (size_t i = 0; i < seen->slots; i++) {
+            uint64_t *k = seen->keys + 2 * i;
+            if (k[0] == 0 && k[1] == 0) { continue; }
+            size_t j = (size_t)((k[0] * 0x9E3779B97F4A7C15ull) ^ k[1]) & (slots - 1);
+            while (keys[2 * j] != 0 || keys[2 * j + 1] != 0) { j = (j + 1) & (slots - 1); }
+            keys[2 * j] = k[0];
+            keys[2 * j + 1] = k[1];
+        }
+        free(seen->keys);
+        seen->keys = keys;
+        seen->slots = slots;
     }
+    size_t j = (size_t)((key[0] * 0x9E3779B97F4A7C15ull) ^ key[1]) & (seen->slots - 1);
+    while (seen->keys[2 * j] != 0 || seen->keys[2 * j + 1] != 0) {
+        if (seen->keys[2 * j] == key[0] && seen->keys[2 * j + 1] == key[1]) { return 0; }
+        j = (j + 1) & (seen->slots - 1);
+    }
+    seen->keys[2 * j] = key[0];
+    seen->keys[2 * j + 1] = key[1];
+    seen->used += 1;
+    return 1;
+}
+
+typedef struct mlconv_probe_group_walk {
+    mlconv_probe_walk *walk;
+    mlconv_probe_seen *seen;
+    hid_t group;
+    int depth;
+} mlconv_probe_group_walk;
+
+static inline void mlconv_probe_group(hid_t group, mlconv_probe_walk *walk, mlconv_probe_seen *seen, int depth);
+
+static inline int mlconv_probe_link(const char *name, void *data) {
+    mlconv_probe_group_walk *at = (mlconv_probe_group_walk *)data;
+    hid_t group = at->group;
+    // As mlconv's readers reach objects: by name, following soft links. A damaged object is
+    // skipped (after checking that libhdf5 did not run out of memory on it), not the end of
+    // the walk: the readers may still reach the objects after it.
+    H5O_type_t type = H5O_TYPE_UNKNOWN;
+    uint64_t identity[2] = { 0, 0 };
+    if (mlconv_object_type_by_name(group, name, &type) < 0 ||
+        mlconv_object_identity_by_name(group, name, identity) < 0) {
+        mlconv_probe_check_allocation_failure();
+        return 0;
+    }
+    if (!mlconv_probe_seen_insert(at->seen, identity)) { return 0; }
+    hid_t object = H5Oopen(group, name, H5P_DEFAULT);
+    if (object < 0) {
+        mlconv_probe_check_allocation_failure();
+        return 0;
+    }
+    mlconv_probe_object(object, type == H5O_TYPE_DATASET, at->walk);
+    if (type == H5O_TYPE_GROUP) {
+        mlconv_probe_group(object, at->walk, at->seen, at->depth + 1);
+    }
+    H5Oclose(object);
     return 0;
+}
+
+/// Probes every link of `group` (in name order), and the groups below it, to a depth of 256.
+static inline void mlconv_probe_group(hid_t group, mlconv_probe_walk *walk, mlconv_probe_seen *seen, int depth) {
+    if (depth > 256) { return; }
+    mlconv_probe_group_walk at = { walk, seen, group, depth };
+    if (mlconv_iterate_link_names(group, H5_INDEX_NAME, mlconv_probe_link, &at) < 0) {
+        mlconv_probe_check_allocation_failure();
+    }
 }
 
 /// The child's work: open the file (`path`, or the in-memory `image` of `image_size` bytes when
@@ -195,11 +271,18 @@ static inline void mlconv_probe_walk_file(const char *path, const void *image, s
     struct rusage usage;
     long start = getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_maxrss : 0;
     mlconv_probe_walk walk = { max_bytes, start };
-#if H5_VERSION_GE(1, 12, 0)
-    H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, mlconv_probe_visit, &walk, H5O_INFO_BASIC);
-#else
-    H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, mlconv_probe_visit, &walk, H5O_INFO_BASIC);
-#endif
+    hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+    if (root >= 0) {
+        mlconv_probe_seen seen = { NULL, 0, 0 };
+        uint64_t identity[2] = { 0, 0 };
+        if (mlconv_object_identity_by_name(root, ".", identity) >= 0) { mlconv_probe_seen_insert(&seen, identity); }
+        mlconv_probe_object(root, 0, &walk);
+        mlconv_probe_group(root, &walk, &seen, 0);
+        free(seen.keys);
+        H5Gclose(root);
+    } else {
+        mlconv_probe_check_allocation_failure();
+    }
     H5Fclose(file);
 }
 

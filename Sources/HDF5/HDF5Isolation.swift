@@ -15,7 +15,8 @@ import Foundation
 /// The child opens the file, visits every object once and reads every attribute and every
 /// dataset (up to `MemoryLimit.current` bytes each) with the memory types mlconv's readers use.
 /// It costs one `fork` and a second read of the file (about 10 ms for the 6.7 MB style-transfer
-/// network); a file's verdict is kept for as long as its size and modification time stay the same.
+/// network); a file's verdict is kept for as long as its size and modification time (and the memory
+/// limit) stay the same.
 ///
 /// Variable-length strings are then read only in a child forked at the moment of each read
 /// (`readVariableLengthStrings(of:memoryType:count:)`), whose strings come back through a pipe.
@@ -75,7 +76,7 @@ public enum HDF5Isolation {
         return Settings(enabled: enabled, timeLimit: limit)
     }()
 
-    /// Files already probed (path, size, modification time) → the failure found, if any. Used
+    /// Files already probed (path, size, modification time, memory limit) → the failure found, if any. Used
     /// with the HDF5 lock held.
     nonisolated(unsafe) private static var verdicts: [String: HDF5Error?] = [:]
 
@@ -85,7 +86,9 @@ public enum HDF5Isolation {
     ///   within `timeLimit` on the file in the child.
     static func check(path: String) throws(HDF5Error) {
         guard settings.enabled, settings.probesWholeFiles else { return }
-        guard let key = fileVersionKey(path) else { return }
+        // The memory limit is part of the key: a verdict of "over the limit" holds for that limit only.
+        guard let file = fileVersionKey(path) else { return }
+        let key = file + "\u{0}\(MemoryLimit.current)"
         if let known = verdicts[key] {
             if let known { throw known }
             return
@@ -204,7 +207,8 @@ public enum HDF5Isolation {
                              summary: "libhdf5 needed more memory than the limit allows to read \(read) "
                                  + "(tried in a separate process); mlconv did not read it in its own process",
                              expected: "at most \(MemoryLimit.format(MemoryLimit.current)) (--max-memory)",
-                             found: "an allocation by libhdf5 past the limit (the child process's peak resident set: \(detail) MiB)",
+                             found: "an allocation by libhdf5 that failed under the limit, or grew the child process past it "
+                                 + "(its peak resident set: \(detail) MiB)",
                              hint: "a damaged variable-length string or dataset can claim gigabytes; if the file is trusted, "
                                  + "raise the limit with --max-memory")
         case MLCONV_PROBE_TIMED_OUT:

@@ -166,4 +166,22 @@ final class HDF5IsolationMemoryTests: XCTestCase {
         let good = HDF5TestPaths.fixture("keras_model.h5")
         try MemoryLimit.with(256 << 20) { XCTAssertNoThrow(try HDF5File(path: good)) }
     }
+
+    /// Regression (keras-h5 fuzz target): an object header continuation claiming 2 GiB. libhdf5's
+    /// metadata cache reports the failed allocation as H5E_CACHE / H5E_CANTALLOC, not under
+    /// H5E_RESOURCE, and the child's first walk (`H5Ovisit`) stopped at the object: the child
+    /// exited 0 and the allocation happened in mlconv's process.
+    func testObjectHeaderClaimingGigabytesIsRefusedInTheChild() throws {
+        let path = HDF5TestPaths.repositoryRoot.appendingPathComponent("Fixtures/crashes/keras/object_header_continuation_2p31.h5").path
+        try MemoryLimit.with(256 << 20) {
+            XCTAssertThrowsError(try HDF5File(path: path)) { error in
+                guard let e = error as? HDF5Error else { return XCTFail("\(error)") }
+                XCTAssertEqual(e.kind, .memoryLimitExceeded, e.description)
+                XCTAssertTrue(e.found?.contains("failed under the limit") == true, e.description)
+            }
+        }
+        // Regression: the verdict "over the limit" is kept for that limit only; under a larger one
+        // the file opens (libhdf5 then fails on the damaged object itself, cleanly).
+        try MemoryLimit.with(4 << 30) { XCTAssertNoThrow(try HDF5File(path: path)) }
+    }
 }
