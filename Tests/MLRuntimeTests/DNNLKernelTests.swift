@@ -110,6 +110,83 @@ final class DNNLKernelTests: XCTestCase {
         }
     }
 
+    // MARK: Winograd convolutions (issue 12)
+
+    /// Whether this CPU has AVX-512 (oneDNN 2.x's f32 Winograd kernel needs it).
+    private static let hasAVX512: Bool = {
+        (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.contains(" avx512f") ?? false
+    }()
+
+    /// 3×3 stride-1 convolutions with ≥ 64 channels and ≥ 14×14 outputs run on
+    /// `DNNLBlockedConvolution` (Winograd between two reorders); they match the reference kernel
+    /// (the harness's 1e-4 tolerance) and the direct oneDNN kernel within 1e-5 of the output scale.
+    func testConv2DWinogradMatchesReferenceAndDirect() throws {
+        guard Self.hasAVX512 else { throw XCTSkip("no AVX-512 on this CPU: oneDNN has no f32 Winograd kernel here") }
+        defer { DNNLRuntime.winogradEnabled = true }
+        var rng = DNNLTestRNG(seed: 31)
+        let cases: [(cin: Int, cout: Int, h: Int, w: Int, padding: PaddingMode, activation: Activation?, n: Int)] = [
+            (64, 64, 14, 14, .same, .relu, 1),
+            (64, 128, 16, 15, .same, nil, 1),
+            (96, 64, 20, 17, .valid, .relu, 1),
+            (128, 80, 15, 16, .explicit(top: 1, bottom: 0, left: 0, right: 1), nil, 2),
+            (64, 64, 30, 29, .same, .relu, 1),
+        ]
+        for c in cases {
+            let node = convNode(cin: c.cin, cout: c.cout, kernel: [3, 3], strides: [1, 1], dilations: [1, 1], padding: c.padding,
+                                groups: 1, bias: true, activation: c.activation, rng: &rng)
+            let input = TensorType([c.n, c.h, c.w, c.cin])
+            let output = try node.inferOutputTypes([input])[0]
+            let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: [output], threadCount: 2)
+            let label = "winograd \(c.cin)->\(c.cout) \(c.h)x\(c.w) \(c.padding) \(String(describing: c.activation))"
+            DNNLRuntime.winogradEnabled = true
+            let winograd = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx), label)
+            XCTAssertTrue(winograd is DNNLBlockedConvolution, "\(label): \(type(of: winograd))")
+            XCTAssertTrue((winograd as? DNNLBlockedConvolution)?.convolution.implementation.contains("wino") == true, label)
+            try check(node, [input], rng: &rng, label: label)
+            DNNLRuntime.winogradEnabled = false
+            let direct = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx), label)
+            XCTAssertTrue(direct is DNNLKernel, "\(label): \(type(of: direct))")
+            let x = (0..<input.elementCount).map { _ in rng.float() }
+            let a = runKernel(winograd, [x], outputCounts: [output.elementCount])[0]
+            let b = runKernel(direct, [x], outputCounts: [output.elementCount])[0]
+            let scale = max(1, b.reduce(0) { max($0, abs($1)) })
+            let worst = zip(a, b).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+            XCTAssertLessThanOrEqual(worst, 1e-5 * scale, "\(label): winograd vs direct")
+        }
+    }
+
+    /// Geometries Winograd does not pay for (or cannot take) keep the direct kernel.
+    func testConv2DWinogradOnlyWhereItPays() throws {
+        var rng = DNNLTestRNG(seed: 32)
+        let cases: [(cin: Int, cout: Int, k: Int, s: Int, d: Int, g: Int, h: Int)] = [
+            (32, 64, 3, 1, 1, 1, 28),    // fewer than 64 input channels
+            (64, 64, 3, 2, 1, 1, 28),    // stride 2
+            (64, 64, 3, 1, 2, 1, 28),    // dilated
+            (64, 64, 1, 1, 1, 1, 28),    // pointwise
+            (64, 64, 3, 1, 1, 2, 28),    // grouped
+            (64, 64, 3, 1, 1, 1, 13),    // 13×13 output
+        ]
+        for c in cases {
+            let node = convNode(cin: c.cin, cout: c.cout, kernel: [c.k, c.k], strides: [c.s, c.s], dilations: [c.d, c.d],
+                                padding: .same, groups: c.g, bias: true, activation: .relu, rng: &rng)
+            let input = TensorType([1, c.h, c.h, c.cin])
+            let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: try node.inferOutputTypes([input]), threadCount: 1)
+            let kernel = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx))
+            XCTAssertTrue(kernel is DNNLKernel, "\(c): \(type(of: kernel))")
+        }
+        // Activations oneDNN's Winograd kernel cannot fuse (it takes ReLU only): the direct kernel,
+        // which fuses them; still equal to the reference.
+        for activation: Activation in [.swish, .elu(alpha: 1), .clippedReLU(maxValue: 6, negativeSlope: 0, threshold: 0)] {
+            let node = convNode(cin: 64, cout: 64, kernel: [3, 3], strides: [1, 1], dilations: [1, 1], padding: .same,
+                                groups: 1, bias: true, activation: activation, rng: &rng)
+            let input = TensorType([1, 16, 16, 64])
+            let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: try node.inferOutputTypes([input]), threadCount: 1)
+            let kernel = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx))
+            XCTAssertTrue(kernel is DNNLKernel, "\(activation): \(type(of: kernel))")
+            try check(node, [input], rng: &rng, label: "winograd-shaped conv with \(activation)")
+        }
+    }
+
     // MARK: deconv2d
 
     func testDeconv2DRandomConfigurations() throws {
@@ -364,7 +441,8 @@ final class DNNLKernelTests: XCTestCase {
     /// its own sequential result.
     func testConcurrentRuns() throws {
         var rng = DNNLTestRNG(seed: 12)
-        for (cin, cout, g) in [(32, 32, 1), (16, 16, 16)] {
+        // (64, 64, 1) at 24×24: the Winograd kernel (DNNLBlockedConvolution) where the CPU has it.
+        for (cin, cout, g) in [(32, 32, 1), (16, 16, 16), (64, 64, 1)] {
             let node = convNode(cin: cin, cout: cout, kernel: [3, 3], strides: [1, 1], dilations: [1, 1], padding: .same,
                                 groups: g, bias: true, activation: .swish, rng: &rng)
             let input = TensorType([1, 24, 24, cin])

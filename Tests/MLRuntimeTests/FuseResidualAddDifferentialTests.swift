@@ -122,6 +122,29 @@ final class FuseResidualAddDifferentialTests: XCTestCase {
         XCTAssertEqual(timings.filter { $0.kernel == "DNNLResidualConvKernel" }.count, 3, "\(timings.map(\.kernel))")
     }
 
+    /// Two ResNet basic blocks of 64 channels at 16×16: every 3×3 convolution, the residual ones
+    /// included, runs on oneDNN's Winograd kernel (`DNNLBlockedConvolution`, the sum post-op on
+    /// the blocked destination) where the CPU has AVX-512; values as the oracle's, and the
+    /// second block's sum takes its shortcut's buffer (b1_out, read by nothing after it).
+    func testResNetStyleBlocksOnWinograd() throws {
+        var nodes: [Node] = []
+        var x = "x"
+        for (b, seed) in [("b1", UInt64(500)), ("b2", UInt64(600))] {
+            nodes += [conv("\(b)_c1", x, "\(b)_a", cin: 64, cout: 64, seed: seed), batchNorm("\(b)_a", "\(b)_ab", c: 64, seed: seed + 2),
+                      act(.activation(.relu), "\(b)_ab", "\(b)_ar"),
+                      conv("\(b)_c2", "\(b)_ar", "\(b)_b", cin: 64, cout: 64, seed: seed + 4), batchNorm("\(b)_b", "\(b)_bb", c: 64, seed: seed + 6),
+                      add("\(b)_bb", x, "\(b)_s"), act(.activation(.relu), "\(b)_s", "\(b)_out")]
+            x = "\(b)_out"
+        }
+        nodes.append(Node(name: "pool", op: .globalPool2d(kind: .average, keepDims: false), inputs: [x], outputs: ["y"]))
+        let graph = Graph(inputs: [ValueInfo(name: "x", type: TensorType([1, 16, 16, 64]))], outputs: ["y"], nodes: nodes)
+        let model = try assertResidualFusionPreservesValues(graph, fusions: 2)
+        let (_, timings) = try model.profiledPrediction(from: ["x": nd([1, 16, 16, 64], randomFloats(count: 16 * 16 * 64, seed: 4))])
+        let hasAVX512 = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.contains(" avx512f") ?? false
+        XCTAssertEqual(timings.filter { $0.kernel == "DNNLBlockedConvolution" }.count, hasAVX512 ? 4 : 0, "\(timings.map(\.kernel))")
+        XCTAssertGreaterThanOrEqual(model.memoryPlan.inPlaceNodeCount, 1)
+    }
+
     /// Two MobileNetV2 inverted residual blocks (expand 1×1-bn-relu6, depthwise 3×3-bn-relu6,
     /// project 1×1-bn, add without activation), the second block's input read after it again.
     static func mobileNetV2Style(_ t: FuseResidualAddDifferentialTests) -> Graph {

@@ -43,6 +43,12 @@ func makeDNNLConvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activati
     let plainWeights = try dnnlMD(weightDims, g == 1 ? tags.weights : tags.groupedWeights)
     var anyWeights = try dnnlMD(weightDims, dnnl_format_tag_any)
     var biasMD = try dnnlMD([geo.cout], dnnl_x)
+    // MARK: Winograd convolutions (issue 12)
+    if DNNLRuntime.winogradEnabled,
+       let winograd = try DNNLWinogradConv2D.make(ctx, geo, activation: activation, residual: residual, weight: weight,
+                                                  plainWeights: plainWeights, bias: bias, biasMD: biasMD) {
+        return winograd
+    }
     let strides = geo.strides.map { Int64($0) }, dilates = geo.dilations.map { Int64($0 - 1) }
     let padL = geo.padBefore.map { Int64($0) }, padR = geo.padAfter.map { Int64($0) }
     var desc = dnnl_convolution_desc_t()
