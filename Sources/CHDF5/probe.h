@@ -69,12 +69,19 @@ typedef struct mlconv_probe_walk {
     long start_rss_kib;
 } mlconv_probe_walk;
 
-/// Ends the child with MLCONV_PROBE_EXIT_MEMORY once libhdf5's memory has grown past the limit.
+/// Room the child has beyond the memory limit, for libhdf5's own structures and glibc's malloc
+/// (which reserves 128 MiB of address space when a thread needs a new arena): the limit is the
+/// most one allocation a file asks for may take, not what reading a whole file may use.
+#define MLCONV_PROBE_ROOM_BYTES (256ull << 20)
+
+/// Ends the child with MLCONV_PROBE_EXIT_MEMORY once libhdf5's memory has grown past the limit
+/// (and the room).
 static inline void mlconv_probe_check_memory(const mlconv_probe_walk *walk) {
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) != 0) { return; }
     long grown = usage.ru_maxrss - walk->start_rss_kib;
-    if (grown > 0 && (uint64_t)grown > walk->max_bytes / 1024) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
+    if (walk->max_bytes > UINT64_MAX - MLCONV_PROBE_ROOM_BYTES) { return; }
+    if (grown > 0 && (uint64_t)grown > (walk->max_bytes + MLCONV_PROBE_ROOM_BYTES) / 1024) { _exit(MLCONV_PROBE_EXIT_MEMORY); }
 }
 
 static inline herr_t mlconv_probe_resource_error(unsigned n, const H5E_error2_t *record, void *data) {
@@ -310,9 +317,9 @@ static inline long mlconv_probe_virtual_bytes(void) {
 }
 
 /// Forks the child of a probe. In the child (return value 0): default signal handling, death
-/// with the parent, and an address-space limit of the process's size plus `max_bytes` (and
-/// 64 MiB for libhdf5's own structures), so that an allocation past the limit fails at once
-/// instead of being made and cleared (a damaged vlen length claims up to 4 GiB). In the parent:
+/// with the parent, and an address-space limit of the process's size plus `max_bytes` and
+/// MLCONV_PROBE_ROOM_BYTES, so that an allocation past the limit fails at
+/// once instead of being made and cleared (a damaged vlen length claims up to 4 GiB). In the parent:
 /// the child's pid, or -1 with errno set.
 static inline pid_t mlconv_probe_fork(uint64_t max_bytes) {
     long virtual_bytes = mlconv_probe_virtual_bytes();
@@ -329,7 +336,7 @@ static inline pid_t mlconv_probe_fork(uint64_t max_bytes) {
     if (virtual_bytes > 0 && max_bytes < UINT64_MAX / 4 && (uint64_t)virtual_bytes < UINT64_MAX / 4) {
         struct rlimit limit;
         if (getrlimit(RLIMIT_AS, &limit) == 0) {
-            rlim_t wanted = (rlim_t)((uint64_t)virtual_bytes + max_bytes + (64u << 20));
+            rlim_t wanted = (rlim_t)((uint64_t)virtual_bytes + max_bytes + MLCONV_PROBE_ROOM_BYTES);
             if (limit.rlim_max == RLIM_INFINITY || wanted < limit.rlim_max) {
                 limit.rlim_cur = wanted;
                 setrlimit(RLIMIT_AS, &limit);

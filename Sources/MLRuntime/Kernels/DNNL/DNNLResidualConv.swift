@@ -18,19 +18,8 @@ func makeResidualDNNLConvolution(_ ctx: KernelContext, opDesc: UnsafeRawPointer,
                                  residual: ResidualAdd, weight: ConstantTensor, plainWeights: dnnl_memory_desc_t,
                                  bias: ConstantTensor?, biasMD: dnnl_memory_desc_t,
                                  src: dnnl_memory_desc_t, dst: dnnl_memory_desc_t) throws -> Kernel {
-    let engine = try DNNLEngine.get()
     let what = "dnnl_primitive_desc_create (convolution with residual sum)"
-    var fused: DNNLPrimitiveDesc?
-    if let before = dnnlEltwiseChain(activation), let after = dnnlEltwiseChain(residual.activation) {
-        let attr = try DNNLAttr(postOps: before + after, sumAt: before.count)
-        var pd: dnnl_primitive_desc_t?
-        let s = dnnl_primitive_desc_create(&pd, opDesc, attr.handle, engine, nil)
-        if s == dnnl_success, let pd {
-            fused = DNNLPrimitiveDesc(pd)
-        } else if s != dnnl_unimplemented {
-            throw DNNLError(status: s, call: what)
-        }
-    }
+    let fused = try dnnlResidualSumPrimitiveDesc(opDesc: opDesc, activation: activation, residual: residual, what: what)
     let pd: DNNLPrimitiveDesc, leftover: Activation?
     if let fused {
         (pd, leftover) = (fused, nil)
@@ -41,6 +30,22 @@ func makeResidualDNNLConvolution(_ ctx: KernelContext, opDesc: UnsafeRawPointer,
                                              src: src, dst: dst)
     return DNNLResidualConvKernel(exe, count: ctx.outputTypes[0].elementCount, sumFused: fused != nil,
                                   leftover: leftover, residualActivation: residual.activation)
+}
+
+/// The primitive descriptor of the convolution `opDesc` with post-ops eltwise(`activation`), `sum`,
+/// eltwise(`residual.activation`), or nil when oneDNN has no eltwise equivalent of an activation
+/// or no implementation takes the chain.
+/// - Throws: `DNNLError` for other oneDNN failures.
+func dnnlResidualSumPrimitiveDesc(opDesc: UnsafeRawPointer, activation: Activation?, residual: ResidualAdd,
+                                  what: String) throws -> DNNLPrimitiveDesc? {
+    guard let before = dnnlEltwiseChain(activation), let after = dnnlEltwiseChain(residual.activation) else { return nil }
+    let attr = try DNNLAttr(postOps: before + after, sumAt: before.count)
+    var pd: dnnl_primitive_desc_t?
+    let s = dnnl_primitive_desc_create(&pd, opDesc, attr.handle, try DNNLEngine.get(), nil)
+    if s == dnnl_unimplemented { return nil }
+    try dnnlCheck(s, what)
+    guard let pd else { throw DNNLError(status: dnnl_runtime_error, call: what) }
+    return DNNLPrimitiveDesc(pd)
 }
 
 /// The kernel of `makeResidualDNNLConvolution`: inputs (x, r), output y.

@@ -293,6 +293,20 @@ func dnnlSourceToDestinationKernel<Desc>(_ desc: inout Desc, src: dnnl_memory_de
     return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
 }
 
+/// An executable oneDNN reorder from `from` to `to` (runtime arguments: source, destination)
+/// with `ctx`'s threads; `what` names it in errors.
+/// - Throws: `DNNLError` when oneDNN has no reorder between the two descriptors.
+func dnnlReorderExecutable(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, what: String, _ ctx: KernelContext) throws -> DNNLExecutable {
+    var src = from, dst = to
+    let engine = try DNNLEngine.get()
+    var rpd: dnnl_primitive_desc_t?
+    try dnnlCheck(dnnl_reorder_primitive_desc_create(&rpd, &src, engine, &dst, engine, nil), "dnnl_reorder_primitive_desc_create (\(what))")
+    guard let rpd else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_reorder_primitive_desc_create (\(what))") }
+    return try DNNLExecutable(pd: DNNLPrimitiveDesc(rpd),
+                              runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
+                              constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+}
+
 /// Owns a primitive descriptor (destroyed on deinit; a primitive keeps its own copy).
 final class DNNLPrimitiveDesc {
     let handle: dnnl_primitive_desc_t

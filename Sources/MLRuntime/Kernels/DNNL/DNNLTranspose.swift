@@ -19,15 +19,8 @@ enum DNNLTranspose {
               (0..<rank).allSatisfy({ outShape[$0] == inShape[perm[$0]] }) else { return nil }
         var inStrides = [Int](repeating: 1, count: rank)
         for i in stride(from: rank - 2, through: 0, by: -1) { inStrides[i] = inStrides[i + 1] * inShape[i + 1] }
-        var src = try dnnlMD(outShape, strides: perm.map { inStrides[$0] })
-        var dst = try dnnlRowMajorMD(outShape)
-        let engine = try DNNLEngine.get()
-        var rpd: dnnl_primitive_desc_t?
-        try dnnlCheck(dnnl_reorder_primitive_desc_create(&rpd, &src, engine, &dst, engine, nil), "dnnl_reorder_primitive_desc_create (transpose)")
-        guard let rpd else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_reorder_primitive_desc_create (transpose)") }
-        let exe = try DNNLExecutable(
-            pd: DNNLPrimitiveDesc(rpd), runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+        let src = try dnnlMD(outShape, strides: perm.map { inStrides[$0] })
+        let exe = try dnnlReorderExecutable(from: src, to: try dnnlRowMajorMD(outShape), what: "transpose", ctx)
         return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
     }
 }

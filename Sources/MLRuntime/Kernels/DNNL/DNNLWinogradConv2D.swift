@@ -66,15 +66,10 @@ enum DNNLWinogradConv2D {
         let pd: DNNLPrimitiveDesc
         if let residual {
             // act₁, sum, act₂ as post-ops, all fused or no Winograd.
-            guard let before = dnnlEltwiseChain(activation), let after = dnnlEltwiseChain(residual.activation) else { return nil }
-            let attr = try DNNLAttr(postOps: before + after, sumAt: before.count)
-            let engine = try DNNLEngine.get()
-            var created: dnnl_primitive_desc_t?
-            let s = withUnsafePointer(to: &desc) { dnnl_primitive_desc_create(&created, UnsafeRawPointer($0), attr.handle, engine, nil) }
-            if s == dnnl_unimplemented { return nil }
-            try dnnlCheck(s, what)
-            guard let created else { throw DNNLError(status: dnnl_runtime_error, call: what) }
-            pd = DNNLPrimitiveDesc(created)
+            guard let fused = try withUnsafePointer(to: &desc, {
+                try dnnlResidualSumPrimitiveDesc(opDesc: UnsafeRawPointer($0), activation: activation, residual: residual, what: what)
+            }) else { return nil }
+            pd = fused
         } else {
             let leftover: Activation?
             do {
@@ -90,25 +85,13 @@ enum DNNLWinogradConv2D {
         let nhwcSrc = try dnnlMD(srcDims, dnnl_nhwc), nhwcDst = try dnnlMD(dstDims, dnnl_nhwc)
         let convolution = try makeWeightedDNNLExecutable(ctx, pd: pd, weight: weight, plainWeights: plainWeights, bias: bias,
                                                          biasMD: biasMD, src: blockedSrc, dst: blockedDst)
-        let toBlocked = try reorder(from: nhwcSrc, to: blockedSrc, ctx)
-        let fromBlocked = try reorder(from: blockedDst, to: nhwcDst, ctx)
-        let residualToBlocked = residual == nil ? nil : try reorder(from: nhwcDst, to: blockedDst, ctx)
+        let toBlocked = try dnnlReorderExecutable(from: nhwcSrc, to: blockedSrc, what: "winograd convolution", ctx)
+        let fromBlocked = try dnnlReorderExecutable(from: blockedDst, to: nhwcDst, what: "winograd convolution", ctx)
+        let residualToBlocked = residual == nil ? nil : try dnnlReorderExecutable(from: nhwcDst, to: blockedDst, what: "winograd convolution", ctx)
         return DNNLBlockedConvolution(toBlocked: toBlocked, convolution: convolution, fromBlocked: fromBlocked,
                                       residualToBlocked: residualToBlocked,
                                       sourceBytes: dnnlMDSize(blockedSrc), destinationBytes: dnnlMDSize(blockedDst),
                                       outputCount: ctx.outputTypes[0].elementCount)
-    }
-
-    private static func reorder(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, _ ctx: KernelContext) throws -> DNNLExecutable {
-        var src = from, dst = to
-        let engine = try DNNLEngine.get()
-        var rpd: dnnl_primitive_desc_t?
-        try dnnlCheck(dnnl_reorder_primitive_desc_create(&rpd, &src, engine, &dst, engine, nil),
-                      "dnnl_reorder_primitive_desc_create (winograd convolution)")
-        guard let rpd else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_reorder_primitive_desc_create (winograd convolution)") }
-        return try DNNLExecutable(pd: DNNLPrimitiveDesc(rpd),
-                                  runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-                                  constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
     }
 }
 
