@@ -257,7 +257,8 @@ final class WeightSectionUnarchiver: ConstantUnarchiver {
 
     func storage(at location: WeightLocation) throws -> ByteStorage {
         try BundleFile.checkLocation(location, in: weights, file: file, what: "a constant")
-        return ByteStorage(borrowing: weights.baseAddress! + location.offset, count: location.byteCount, owner: owner)
+        return ByteStorage(borrowing: weights.baseAddress! + location.offset, count: location.byteCount, owner: owner,
+                           readOnlyFileMapping: true)
     }
 }
 

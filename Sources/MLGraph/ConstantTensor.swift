@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Read-only bytes that a `ConstantTensor` points into: either memory this process allocated
 /// (64-byte aligned), or a region of a memory-mapped `.mlbundle` kept alive by `owner`.
@@ -9,13 +12,19 @@ public final class ByteStorage: @unchecked Sendable {
     /// Keeps the underlying memory (an mmap region, or an allocation) alive.
     private let owner: AnyObject?
     private let ownsAllocation: Bool
+    /// Whether the bytes lie in a read-only private mapping of a file (`mmap` PROT_READ,
+    /// MAP_PRIVATE), whose pages the kernel can always read again from the file.
+    public let isReadOnlyFileMapping: Bool
 
-    /// Wraps memory owned by `owner` (e.g. a mapped file) without copying.
-    public init(borrowing baseAddress: UnsafeRawPointer, count: Int, owner: AnyObject) {
+    /// Wraps memory owned by `owner` (e.g. a mapped file) without copying. Pass
+    /// `readOnlyFileMapping: true` only for a PROT_READ, MAP_PRIVATE mapping of a file that is not
+    /// modified while mapped: `releaseResidentPages()` then drops its pages from memory.
+    public init(borrowing baseAddress: UnsafeRawPointer, count: Int, owner: AnyObject, readOnlyFileMapping: Bool = false) {
         self.baseAddress = baseAddress
         self.count = count
         self.owner = owner
         self.ownsAllocation = false
+        self.isReadOnlyFileMapping = readOnlyFileMapping
     }
 
     /// Copies `bytes` into a fresh 64-byte-aligned allocation.
@@ -26,6 +35,7 @@ public final class ByteStorage: @unchecked Sendable {
         self.count = bytes.count
         self.owner = nil
         self.ownsAllocation = true
+        self.isReadOnlyFileMapping = false
     }
 
     /// Copies `bytes` (the pointer is only used inside `withUnsafeBytes`).
@@ -43,6 +53,22 @@ public final class ByteStorage: @unchecked Sendable {
     }
 
     public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: count) }
+
+    // MARK: peak memory (issue 12)
+    /// Drops the resident pages that lie wholly inside these bytes from the process
+    /// (`madvise(MADV_DONTNEED)`), when they are a read-only file mapping; a later read faults
+    /// them in again from the file (the values do not change). Called once a weight has been
+    /// repacked into a kernel's own layout, so that the mapped copy and the packed copy are not
+    /// both resident (the peak RSS of loading a model). Does nothing for allocated bytes.
+    public func releaseResidentPages() {
+        guard isReadOnlyFileMapping, count > 0 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard page > 0 else { return }
+        let start = (Int(bitPattern: baseAddress) + page - 1) / page * page
+        let end = (Int(bitPattern: baseAddress) + count) / page * page
+        guard end > start, let p = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(p, end - start, MADV_DONTNEED)
+    }
 
     // MARK: graph verifier (issue 13)
     /// Whether the bytes belong to `owner` (a mapped file) rather than to an allocation of this

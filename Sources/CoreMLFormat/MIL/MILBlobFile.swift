@@ -279,7 +279,8 @@ public final class MILBlobFile: @unchecked Sendable {
     /// Storage for a constant that points into the mapping without copying; it keeps this file
     /// mapped while it lives.
     public func storage(of blob: MILBlob) -> ByteStorage {
-        ByteStorage(borrowing: blob.bytes.baseAddress ?? UnsafeRawPointer(bytes.baseAddress!), count: blob.bytes.count, owner: self)
+        ByteStorage(borrowing: blob.bytes.baseAddress ?? UnsafeRawPointer(bytes.baseAddress!), count: blob.bytes.count, owner: self,
+                    readOnlyFileMapping: true)
     }
 }
 

@@ -360,11 +360,14 @@ extension DNNLStorage {
     /// `c` in the layout `target`: the tensor's own bytes when `target` is its plain layout `plain`
     /// and it is float32 (no copy, the tensor is retained); otherwise a buffer reordered once
     /// (oneDNN reorder) from the plain float32 values (a dequantized copy for fp16 and quantized
-    /// weights, freed after the reorder).
+    /// weights, freed after the reorder); the tensor's mapped pages are then released
+    /// (`ByteStorage.releaseResidentPages`).
     func constant(_ c: ConstantTensor, plain: dnnl_memory_desc_t, target: dnnl_memory_desc_t) throws
         -> UnsafeMutableRawPointer
     {
         if dnnlMDEqual(plain, target) { return floats(c) }
+        // The mapped bytes are not read again once repacked: their pages leave memory (peak RSS).
+        defer { c.storage.releaseResidentPages() }
         if let p = c.float32Pointer {
             return try dnnlReorder(UnsafeMutableRawPointer(mutating: p), from: plain, to: target)
         }
