@@ -84,6 +84,8 @@ final class DynamicExecutor: @unchecked Sendable {
     let graph: Graph
     let referenceOnly: Bool
     let threadCount: Int
+    /// Scratch memory shared by the kernels this executor makes (`ScratchArena`).
+    private let scratch = ScratchArena()
     let maximumLoopIterations: Int
 
     private struct KernelKey: Hashable {
@@ -310,7 +312,8 @@ final class DynamicExecutor: @unchecked Sendable {
             guard outTypes.allSatisfy(\.isFullyKnown) else {
                 throw fail(node, "output shapes \(outTypes) are not known for input shapes \(key.inputs)")
             }
-            let ctx = KernelContext(node: node, inputTypes: key.inputs, outputTypes: outTypes, threadCount: threadCount)
+            let ctx = KernelContext(node: node, inputTypes: key.inputs, outputTypes: outTypes, threadCount: threadCount,
+                                    scratch: scratch)
             let made = (kernel: try KernelRegistry.makeKernel(ctx, referenceOnly: referenceOnly), outputs: outTypes)
             lock.lock()
             if kernels.count >= Self.maximumCachedKernels { kernels.removeAll() }

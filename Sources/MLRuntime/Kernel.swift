@@ -11,10 +11,15 @@ public struct KernelContext {
     public let outputTypes: [TensorType]
     /// Maximum threads the kernel may use (from `Model.Configuration.threadCount`).
     public let threadCount: Int
+    /// Scratch memory shared with the other kernels of the same plan (`ScratchArena`).
+    public let scratch: ScratchArena
 
-    /// A context for `node` with the given resolved types.
-    public init(node: Node, inputTypes: [TensorType], outputTypes: [TensorType], threadCount: Int) {
+    /// A context for `node` with the given resolved types; `scratch` defaults to an arena of
+    /// this kernel's own (an execution plan passes one arena to all its kernels).
+    public init(node: Node, inputTypes: [TensorType], outputTypes: [TensorType], threadCount: Int,
+                scratch: ScratchArena = ScratchArena()) {
         self.node = node; self.inputTypes = inputTypes; self.outputTypes = outputTypes; self.threadCount = threadCount
+        self.scratch = scratch
     }
 }
 

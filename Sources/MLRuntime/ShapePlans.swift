@@ -24,9 +24,11 @@ final class ExecutionPlan: @unchecked Sendable {
     /// - Throws: what `KernelRegistry.makeKernel` throws (`RuntimeError`).
     init(graph typed: Graph, referenceOnly: Bool, threadCount: Int, pooledArenas: Int) throws {
         var kernels: [Kernel] = []
+        let scratch = ScratchArena()  // kernels run one at a time: one scratch for all (peak RSS)
         for node in typed.nodes {
             let ctx = KernelContext(node: node, inputTypes: node.inputs.map { typed.tensorTypes[$0]! },
-                                    outputTypes: node.outputs.map { typed.tensorTypes[$0]! }, threadCount: threadCount)
+                                    outputTypes: node.outputs.map { typed.tensorTypes[$0]! }, threadCount: threadCount,
+                                    scratch: scratch)
             kernels.append(try KernelRegistry.makeKernel(ctx, referenceOnly: referenceOnly))
         }
         let plan = MemoryPlan(graph: typed, inPlace: { kernels[$0].supportsInPlace },

@@ -113,6 +113,32 @@ final class DNNLElementwiseMathTests: XCTestCase {
         XCTAssertGreaterThan(ran, 40)
     }
 
+    /// A constant per-channel operand with C not a multiple of 16 runs on rows of C·k floats (the
+    /// operand repeated; `dnnlRepeatedChannelRow`) where that row divides the tensor; the values
+    /// are the reference kernel's exactly (the same one operation per element), on both paths.
+    func testBinaryPerChannelConstantOnRepeatedRows() throws {
+        XCTAssertEqual(dnnlRepeatedChannelRow(output: [1, 224, 224, 3], operand: [1, 1, 1, 3]), 48)
+        XCTAssertEqual(dnnlRepeatedChannelRow(output: [2, 4, 4, 6], operand: [1, 1, 1, 6]), 48)
+        XCTAssertEqual(dnnlRepeatedChannelRow(output: [1, 4, 5, 20], operand: [1, 1, 1, 20]), 80)
+        XCTAssertEqual(dnnlRepeatedChannelRow(output: [32, 5], operand: [1, 5]), 80)
+        XCTAssertNil(dnnlRepeatedChannelRow(output: [16, 5], operand: [1, 5]), "one row only: nothing to broadcast over")
+        XCTAssertNil(dnnlRepeatedChannelRow(output: [1, 5, 5, 3], operand: [1, 1, 1, 3]), "75 values: no whole row of 48")
+        XCTAssertNil(dnnlRepeatedChannelRow(output: [1, 8, 8, 32], operand: [1, 1, 1, 32]), "C a multiple of 16 already")
+        XCTAssertNil(dnnlRepeatedChannelRow(output: [1, 8, 8, 3], operand: [1, 1, 8, 3]), "not per channel")
+        XCTAssertNil(dnnlRepeatedChannelRow(output: [1, 8, 8, 3], operand: [1, 1, 1, 1]), "a scalar")
+        let shapes: [[Int]] = [[1, 8, 6, 3], [1, 5, 5, 3], [2, 4, 4, 6], [1, 4, 5, 20], [32, 5], [16, 5], [3, 5]]
+        for shape in shapes {
+            let c = shape.last!, n = shape.reduce(1, *)
+            let x = (0..<n).map { _ in uniform(-6, 6) }
+            let y = (0..<c).map { _ in uniform(0.25, 3) * (int(0, 1) == 0 ? -1 : 1) }
+            for f: BinaryFunction in [.add, .sub, .mul, .realDiv] {
+                let yShape = Array(repeating: 1, count: shape.count - 1) + [c]
+                let node = Node(name: "b", op: .binary(f), inputs: ["x"], outputs: ["z"], weights: ["y": floatConstant(yShape, y)])
+                try check(node, [TensorType(shape)], [x], tolerance: 0, "\(f) \(shape) ⊙ constant \(yShape)")
+            }
+        }
+    }
+
     func testBinaryRankOneAgainstRankFourAndSwappedOperands() throws {
         let x = (0..<120).map { _ in uniform(-3, 3) }, v = (0..<5).map { _ in uniform(0.5, 2) }
         for f: BinaryFunction in [.add, .sub, .mul, .realDiv] {

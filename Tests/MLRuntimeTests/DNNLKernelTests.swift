@@ -155,6 +155,36 @@ final class DNNLKernelTests: XCTestCase {
         }
     }
 
+    /// The kernels of one plan take their blocked buffers and oneDNN scratchpads from one
+    /// `ScratchArena`: two Winograd layers run one after the other leave what one leaves, not twice
+    /// that (the style network's peak RSS), and still compute what they computed alone.
+    func testWinogradKernelsOfOnePlanShareOneScratch() throws {
+        guard Self.hasAVX512 else { throw XCTSkip("no AVX-512 on this CPU: oneDNN has no f32 Winograd kernel here") }
+        var rng = DNNLTestRNG(seed: 33)
+        let input = TensorType([1, 28, 28, 64])
+        let nodes = (0..<2).map { _ in
+            convNode(cin: 64, cout: 64, kernel: [3, 3], strides: [1, 1], dilations: [1, 1], padding: .same,
+                     groups: 1, bias: true, activation: .relu, rng: &rng)
+        }
+        let x = (0..<input.elementCount).map { _ in rng.float() }
+        func make(_ node: Node, _ arena: ScratchArena) throws -> Kernel {
+            let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: [input], threadCount: 1, scratch: arena)
+            let k = try XCTUnwrap(try OptimizedKernels.table[.conv2d]!(ctx))
+            XCTAssertTrue(k is DNNLBlockedConvolution, "\(type(of: k))")
+            return k
+        }
+        let alone = ScratchArena()
+        let expected = try runKernel(make(nodes[0], alone), [x], outputCounts: [input.elementCount])[0]
+        let single = alone.idleBytes
+        XCTAssertGreaterThan(single, input.elementCount * 4 * 2, "the blocked source and destination at least")
+        let shared = ScratchArena()
+        let kernels = try nodes.map { try make($0, shared) }
+        let y0 = runKernel(kernels[0], [x], outputCounts: [input.elementCount])[0]
+        _ = runKernel(kernels[1], [x], outputCounts: [input.elementCount])[0]
+        XCTAssertEqual(shared.idleBytes, single, "two kernels, one scratch")
+        XCTAssertEqual(y0, expected, "the same values with a shared scratch")
+    }
+
     /// Geometries Winograd does not pay for (or cannot take) keep the direct kernel.
     func testConv2DWinogradOnlyWhereItPays() throws {
         var rng = DNNLTestRNG(seed: 32)

@@ -29,7 +29,7 @@ enum DNNLActivation {
         let exe = try DNNLExecutable(
             pd: DNNLPrimitiveDesc(pdHandle!),
             runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: data), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: data)],
-            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+            constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
         return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount], inPlace: true)
     }
 }

@@ -26,7 +26,7 @@ enum DNNLConcat {
         var runtime = srcs.enumerated().map { DNNLArg(arg: mlconv_dnnl_arg_multiple_src(Int32($0.offset)), md: $0.element) }
         runtime.append(DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst))
         let exe = try DNNLExecutable(pd: pd, runtime: runtime, constants: [], storage: DNNLStorage(),
-                                     threads: DNNLRuntime.threads(for: ctx))
+                                     threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
         return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
     }
 }

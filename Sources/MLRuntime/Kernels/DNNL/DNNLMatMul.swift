@@ -42,10 +42,10 @@ enum DNNLMatMul {
         let exe: DNNLExecutable
         if let constant {
             exe = try DNNLExecutable(pd: pd, runtime: [srcArg, dstArg], constants: [(weiArg, storage.floats(constant))],
-                                     storage: storage, threads: DNNLRuntime.threads(for: ctx))
+                                     storage: storage, threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
         } else {
             exe = try DNNLExecutable(pd: pd, runtime: [srcArg, weiArg, dstArg], constants: [], storage: storage,
-                                     threads: DNNLRuntime.threads(for: ctx))
+                                     threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
         }
         return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
     }

@@ -355,7 +355,7 @@ final class DNNLRNNKernel: Kernel {
             if a.kind == .lstm { runtime.append(DNNLArg(arg: DNNL_ARG_DST_2, md: dstIterC)) }
         }
         executable = try DNNLExecutable(pd: pd, runtime: runtime, constants: constants, storage: storage,
-                                        threads: threads)
+                                        threads: threads, scratch: ctx.scratch)
     }
 
     func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
@@ -503,7 +503,8 @@ final class RecurrentInnerProduct: @unchecked Sendable {
 
     /// A context bound to `src` and `dst` (re-pointable with `bind`).
     func makeContext(src: UnsafeRawPointer? = nil, dst: UnsafeMutableRawPointer? = nil) throws -> DNNLExecutionContext {
-        let c = try DNNLExecutionContext(engine: engine, runtime: runtime, constants: constants, scratchpad: scratchpadMD)
+        let c = try DNNLExecutionContext(engine: engine, runtime: runtime, constants: constants, scratchpad: scratchpadMD,
+                                         ownScratchpad: true)
         if let src, let dst { guard bind(c, src: src, dst: dst) else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_memory_set_data_handle") } }
         return c
     }

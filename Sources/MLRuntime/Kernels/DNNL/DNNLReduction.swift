@@ -75,7 +75,7 @@ enum DNNLLayerNorm {
         if let beta { constants.append((DNNLArg(arg: mlconv_dnnl_arg_shift(), md: vec), storage.floats(beta))) }
         let exe = try DNNLExecutable(
             pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: data), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: data)],
-            constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
+            constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
         return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
     }
 }

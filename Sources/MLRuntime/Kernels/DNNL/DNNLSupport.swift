@@ -289,7 +289,7 @@ func dnnlSourceToDestinationKernel<Desc>(_ desc: inout Desc, src: dnnl_memory_de
     }
     let exe = try DNNLExecutable(
         pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-        constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+        constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
     return DNNLKernel(exe, outputCounts: [ctx.outputTypes[0].elementCount])
 }
 
@@ -304,7 +304,7 @@ func dnnlReorderExecutable(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, wha
     guard let rpd else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_reorder_primitive_desc_create (\(what))") }
     return try DNNLExecutable(pd: DNNLPrimitiveDesc(rpd),
                               runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-                              constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx))
+                              constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
 }
 
 /// Owns a primitive descriptor (destroyed on deinit; a primitive keeps its own copy).
@@ -420,22 +420,30 @@ final class DNNLExecutionContext: @unchecked Sendable {
     let stream: dnnl_stream_t
     /// Memories of the runtime arguments (inputs then outputs), re-pointed at each run.
     let runtimeMemories: [dnnl_memory_t]
+    /// The user-mode scratchpad's memory: without `ownScratchpad`, re-pointed at each run to a
+    /// buffer of the plan's `ScratchArena`; nil when the primitive needs none.
+    let scratchpadMemory: dnnl_memory_t?
     private let fixedMemories: [dnnl_memory_t]
     let args: [dnnl_exec_arg_t]
-    private let scratchpad: UnsafeMutableRawPointer?
+    /// The context's own scratchpad buffer (`ownScratchpad`), else nil.
+    private let ownedScratchpad: UnsafeMutableRawPointer?
+    var ownsScratchpad: Bool { ownedScratchpad != nil }
 
+    /// - Parameter ownScratchpad: allocate a scratchpad that stays bound to this context (for a
+    ///   caller that runs the primitive many times in a row, as the recurrent kernels do) instead
+    ///   of binding one per run.
     init(engine: dnnl_engine_t, runtime: [DNNLArg], constants: [(DNNLArg, UnsafeMutableRawPointer)],
-         scratchpad scratchMD: dnnl_memory_desc_t?) throws
+         scratchpad scratchMD: dnnl_memory_desc_t?, ownScratchpad: Bool = false) throws
     {
         var created: [dnnl_memory_t] = []
         var stream: dnnl_stream_t?
-        var scratch: UnsafeMutableRawPointer?
+        var owned: UnsafeMutableRawPointer?
         var ok = false
         defer {
             if !ok {
                 for m in created { dnnl_memory_destroy(m) }
                 if let stream { dnnl_stream_destroy(stream) }
-                scratch?.deallocate()
+                owned?.deallocate()
             }
         }
         try dnnlCheck(dnnl_stream_create(&stream, engine, UInt32(dnnl_stream_default_flags.rawValue)), "dnnl_stream_create")
@@ -459,26 +467,28 @@ final class DNNLExecutionContext: @unchecked Sendable {
             fixed.append(m)
             args.append(dnnl_exec_arg_t(arg: a.arg, memory: m))
         }
+        var scratchMemory: dnnl_memory_t?
         if let scratchMD {
-            let bytes = dnnlMDSize(scratchMD)
-            scratch = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(bytes, 64), alignment: 64)
-            let m = try make(DNNLArg(arg: mlconv_dnnl_arg_scratchpad(), md: scratchMD), scratch)
-            fixed.append(m)
+            if ownScratchpad { owned = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(dnnlMDSize(scratchMD), 64), alignment: 64) }
+            let m = try make(DNNLArg(arg: mlconv_dnnl_arg_scratchpad(), md: scratchMD), owned)
+            scratchMemory = m
             args.append(dnnl_exec_arg_t(arg: mlconv_dnnl_arg_scratchpad(), memory: m))
         }
         self.stream = stream!
         self.runtimeMemories = runtimeMems
+        self.scratchpadMemory = scratchMemory
         self.fixedMemories = fixed
         self.args = args
-        self.scratchpad = scratch
+        self.ownedScratchpad = owned
         ok = true
     }
 
     deinit {
         for m in runtimeMemories { dnnl_memory_destroy(m) }
         for m in fixedMemories { dnnl_memory_destroy(m) }
+        if let scratchpadMemory { dnnl_memory_destroy(scratchpadMemory) }
         dnnl_stream_destroy(stream)
-        scratchpad?.deallocate()
+        ownedScratchpad?.deallocate()
     }
 }
 
@@ -490,6 +500,9 @@ final class DNNLExecutable: @unchecked Sendable {
     private let runtime: [DNNLArg]
     private let constants: [(DNNLArg, UnsafeMutableRawPointer)]
     private let scratchpadMD: dnnl_memory_desc_t?
+    private let scratchpadBytes: Int
+    /// Where the scratchpad comes from at each run: the plan's shared arena.
+    private let scratch: ScratchArena
     let threads: Int32
     /// Keeps weight buffers alive.
     private let storage: DNNLStorage
@@ -500,8 +513,9 @@ final class DNNLExecutable: @unchecked Sendable {
     /// - Parameters:
     ///   - runtime: descriptors of the buffers passed to `execute`, in order (inputs, then outputs).
     ///   - constants: weight arguments with their data (in the layout of their descriptor).
+    ///   - scratch: the arena the user-mode scratchpad is taken from at each run.
     init(pd pdObject: DNNLPrimitiveDesc, runtime: [DNNLArg], constants: [(DNNLArg, UnsafeMutableRawPointer)],
-         storage: DNNLStorage, threads: Int32) throws
+         storage: DNNLStorage, threads: Int32, scratch: ScratchArena) throws
     {
         let pd = pdObject.handle
         engine = try DNNLEngine.get()
@@ -516,9 +530,12 @@ final class DNNLExecutable: @unchecked Sendable {
         }
         if let md = dnnlQueryMD(pd, dnnl_query_scratchpad_md), dnnlMDSize(md) > 0 {
             scratchpadMD = md
+            scratchpadBytes = dnnlMDSize(md)
         } else {
             scratchpadMD = nil
+            scratchpadBytes = 0
         }
+        self.scratch = scratch
         self.runtime = runtime
         self.constants = constants
         self.storage = storage
@@ -569,11 +586,16 @@ final class DNNLExecutable: @unchecked Sendable {
             let s = dnnl_memory_set_data_handle_v2(c.runtimeMemories[inputs.count + i], UnsafeMutableRawPointer(p), c.stream)
             if s != dnnl_success { return false }
         }
-        let s = c.args.withUnsafeBufferPointer {
-            dnnl_primitive_execute(primitive, c.stream, Int32($0.count), $0.baseAddress)
+        func run() -> Bool {
+            let s = c.args.withUnsafeBufferPointer {
+                dnnl_primitive_execute(primitive, c.stream, Int32($0.count), $0.baseAddress)
+            }
+            return s == dnnl_success && dnnl_stream_wait(c.stream) == dnnl_success
         }
-        guard s == dnnl_success else { return false }
-        return dnnl_stream_wait(c.stream) == dnnl_success
+        guard let scratchpad = c.scratchpadMemory, c.ownsScratchpad == false else { return run() }
+        return scratch.withBuffer(bytes: scratchpadBytes) { buffer in
+            dnnl_memory_set_data_handle_v2(scratchpad, buffer, c.stream) == dnnl_success && run()
+        }
     }
 }
 
@@ -661,5 +683,5 @@ func makeWeightedDNNLExecutable(_ ctx: KernelContext, pd: DNNLPrimitiveDesc, wei
     }
     return try DNNLExecutable(
         pd: pd, runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-        constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx))
+        constants: constants, storage: storage, threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
 }

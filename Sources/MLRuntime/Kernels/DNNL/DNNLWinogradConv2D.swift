@@ -91,14 +91,13 @@ enum DNNLWinogradConv2D {
         return DNNLBlockedConvolution(toBlocked: toBlocked, convolution: convolution, fromBlocked: fromBlocked,
                                       residualToBlocked: residualToBlocked,
                                       sourceBytes: dnnlMDSize(blockedSrc), destinationBytes: dnnlMDSize(blockedDst),
-                                      outputCount: ctx.outputTypes[0].elementCount)
+                                      outputCount: ctx.outputTypes[0].elementCount, scratch: ctx.scratch)
     }
 }
 
 /// A convolution that runs on blocked buffers between two reorders (`DNNLWinogradConv2D`); with a
 /// residual, inputs (x, r) and r reordered into the blocked destination first. The blocked
-/// buffers are per call: a pool of them, one pair per concurrent run, as
-/// `DNNLExecutable` keeps its execution contexts (the first pair is made at prepare).
+/// buffers come from the plan's `ScratchArena` at each run (the kernels of a plan share them).
 final class DNNLBlockedConvolution: Kernel, @unchecked Sendable {
     let toBlocked: DNNLExecutable
     let convolution: DNNLExecutable
@@ -108,10 +107,11 @@ final class DNNLBlockedConvolution: Kernel, @unchecked Sendable {
     private let sourceBytes: Int
     private let destinationBytes: Int
     private let outputCount: Int
-    private let idle: Mutex<[UnsafeMutableRawPointer]>
+    private let scratch: ScratchArena
 
     init(toBlocked: DNNLExecutable, convolution: DNNLExecutable, fromBlocked: DNNLExecutable,
-         residualToBlocked: DNNLExecutable?, sourceBytes: Int, destinationBytes: Int, outputCount: Int) {
+         residualToBlocked: DNNLExecutable?, sourceBytes: Int, destinationBytes: Int, outputCount: Int,
+         scratch: ScratchArena) {
         self.toBlocked = toBlocked
         self.residualToBlocked = residualToBlocked
         self.convolution = convolution
@@ -119,11 +119,7 @@ final class DNNLBlockedConvolution: Kernel, @unchecked Sendable {
         self.sourceBytes = (sourceBytes + 63) / 64 * 64
         self.destinationBytes = destinationBytes
         self.outputCount = outputCount
-        idle = Mutex([UnsafeMutableRawPointer.allocate(byteCount: self.sourceBytes + max(destinationBytes, 64), alignment: 64)])
-    }
-
-    deinit {
-        idle.withLock { buffers in buffers.forEach { $0.deallocate() } }
+        self.scratch = scratch
     }
 
     /// With a residual, y may take r's buffer: r is read (reordered) before y is written.
@@ -131,18 +127,16 @@ final class DNNLBlockedConvolution: Kernel, @unchecked Sendable {
     var inPlaceInputIndex: Int { 1 }
 
     func run(inputs: [UnsafePointer<Float>], outputs: [UnsafeMutablePointer<Float>]) {
-        let buffer = idle.withLock { $0.popLast() }
-            ?? UnsafeMutableRawPointer.allocate(byteCount: sourceBytes + max(destinationBytes, 64), alignment: 64)
-        defer { idle.withLock { $0.append(buffer) } }
-        let blockedSource = buffer.assumingMemoryBound(to: Float.self)
-        let blockedDestination = (buffer + sourceBytes).assumingMemoryBound(to: Float.self)
-        var ok = true
-        if let residualToBlocked {
-            ok = inputs.count == 2 && residualToBlocked.execute(inputs: [inputs[1]], outputs: [blockedDestination])
+        let ok = scratch.withBuffer(bytes: sourceBytes + destinationBytes) { buffer in
+            let blockedSource = buffer.assumingMemoryBound(to: Float.self)
+            let blockedDestination = (buffer + sourceBytes).assumingMemoryBound(to: Float.self)
+            if let residualToBlocked {
+                guard inputs.count == 2, residualToBlocked.execute(inputs: [inputs[1]], outputs: [blockedDestination]) else { return false }
+            }
+            return toBlocked.execute(inputs: [inputs[0]], outputs: [blockedSource])
+                && convolution.execute(inputs: [UnsafePointer(blockedSource)], outputs: [blockedDestination])
+                && fromBlocked.execute(inputs: [UnsafePointer(blockedDestination)], outputs: [outputs[0]])
         }
-        ok = ok && toBlocked.execute(inputs: [inputs[0]], outputs: [blockedSource])
-            && convolution.execute(inputs: [UnsafePointer(blockedSource)], outputs: [blockedDestination])
-            && fromBlocked.execute(inputs: [UnsafePointer(blockedDestination)], outputs: [outputs[0]])
         if !ok {
             // Cannot happen after a successful prepare; make a failure visible rather than silent.
             outputs[0].update(repeating: .nan, count: outputCount)
