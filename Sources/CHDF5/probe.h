@@ -23,6 +23,7 @@
 
 #include "shim.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -298,10 +299,21 @@ static inline void mlconv_probe_walk_file(const char *path, const void *image, s
 /// default: die of the signal, and let the parent decide.
 extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
+/// The child's stderr also goes to /dev/null: what a dying libhdf5 prints there (glibc's
+/// "free(): invalid pointer", a sanitizer's report) would come before mlconv's typed error, which
+/// says what happened. MLCONV_PROBE_STDERR=1 in the environment keeps it (for fuzzing).
 static inline void mlconv_probe_child_defaults(void) {
     const int signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGALRM, SIGINT, SIGTERM, SIGPIPE };
     for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) { signal(signals[i], SIG_DFL); }
     if (__sanitizer_set_death_callback != NULL) { __sanitizer_set_death_callback(NULL); }
+    const char *keep = getenv("MLCONV_PROBE_STDERR");
+    if (keep == NULL || strcmp(keep, "1") != 0) {
+        int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null_fd >= 0) {
+            dup2(null_fd, STDERR_FILENO);
+            if (null_fd != STDERR_FILENO) { close(null_fd); }
+        }
+    }
 }
 
 /// The process's address space now, in bytes (/proc/self/statm, first field); 0 if unknown.
@@ -454,26 +466,22 @@ static inline herr_t mlconv_probe_copy_error(unsigned n, const H5E_error2_t *rec
     return 0;
 }
 
-/// Writes libhdf5's error stack to `fd` as entries "function(): detail (major: minor)", the form
-/// `HDF5Library.takeErrorStack` gives in process. (The records are copied first: `H5Eget_msg`
-/// clears the stack.)
+/// Writes libhdf5's error stack to `fd`, four entries per record: function, detail, and the
+/// texts of its major and minor message classes (empty when unknown). mlconv formats them as it
+/// formats an error stack in process (`HDF5Library.formatErrorRecord`). (The records are copied
+/// first: `H5Eget_msg` clears the stack.)
 static inline void mlconv_probe_write_error_stack(int fd) {
     mlconv_probe_error_records all;
     all.count = 0;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, mlconv_probe_copy_error, &all);
     for (int i = 0; i < all.count; i++) {
-        char major[128] = "", minor[128] = "", line[700];
-        H5Eget_msg(all.records[i].major, NULL, major, sizeof major);
-        H5Eget_msg(all.records[i].minor, NULL, minor, sizeof minor);
-        int at = snprintf(line, sizeof line, "%s()", all.records[i].function);
-        if (all.records[i].detail[0] != 0 && at >= 0 && (size_t)at < sizeof line) {
-            at += snprintf(line + at, sizeof line - (size_t)at, ": %s", all.records[i].detail);
-        }
-        if (at >= 0 && (size_t)at < sizeof line) {
-            if (major[0] != 0 && minor[0] != 0) { snprintf(line + at, sizeof line - (size_t)at, " (%s: %s)", major, minor); }
-            else if (major[0] != 0 || minor[0] != 0) { snprintf(line + at, sizeof line - (size_t)at, " (%s)", major[0] ? major : minor); }
-        }
-        mlconv_probe_write_entry(fd, line);
+        char major[128] = "", minor[128] = "";
+        if (H5Eget_msg(all.records[i].major, NULL, major, sizeof major) < 0) { major[0] = 0; }
+        if (H5Eget_msg(all.records[i].minor, NULL, minor, sizeof minor) < 0) { minor[0] = 0; }
+        mlconv_probe_write_entry(fd, all.records[i].function);
+        mlconv_probe_write_entry(fd, all.records[i].detail);
+        mlconv_probe_write_entry(fd, major);
+        mlconv_probe_write_entry(fd, minor);
     }
 }
 
@@ -491,7 +499,8 @@ static inline void mlconv_probe_write_error_stack(int fd) {
 ///
 /// On MLCONV_PROBE_OK, `*out` holds `count` entries (see `mlconv_probe_write_entry`), `*out_size`
 /// bytes, to be freed with `free`. On MLCONV_PROBE_EXITED with `detail` MLCONV_PROBE_EXIT_READ_FAILED,
-/// libhdf5 refused the read cleanly and `*out` holds its error stack, one entry per record. The
+/// libhdf5 refused the read cleanly and `*out` holds its error stack, four entries per record
+/// (`mlconv_probe_write_error_stack`). The
 /// strings may hold at most `max_bytes` bytes in all (else MLCONV_PROBE_TOO_MUCH_MEMORY, `detail`
 /// the MiB received). Other outcomes as `mlconv_probe_file_isolated`'s, with `*out` NULL. Call with
 /// mlconv's HDF5 lock held.

@@ -141,7 +141,7 @@ public enum HDF5Isolation {
             throw HDF5Error(kind: .readFailed, file: context.file, objectPath: context.objectPath, attribute: context.attribute,
                             summary: "libhdf5 could not read the strings of \(context.subject)",
                             found: reader.description.description,
-                            libraryStack: entries?.map { $0 ?? "" } ?? [],
+                            libraryStack: errorStack(fromEntries: entries ?? []),
                             hint: HDF5Hint.readFailed)
         }
         if let refusal = failure(outcome: outcome, detail: detail, name: context.file,
@@ -157,6 +157,15 @@ public enum HDF5Isolation {
                                 expected: "\(count) strings", found: "\(size) bytes", hint: HDF5Hint.corrupt)
         }
         return entries.map { $0 ?? "" }
+    }
+
+    /// The error stack a child sent (`mlconv_probe_write_error_stack`: function, detail, major and
+    /// minor text per record), formatted as `HDF5Library.takeErrorStack` formats one in process.
+    static func errorStack(fromEntries entries: [String?]) -> [String] {
+        stride(from: 0, to: entries.count - entries.count % 4, by: 4).map { i in
+            HDF5Library.formatErrorRecord(function: entries[i] ?? "?", detail: entries[i + 1] ?? "",
+                                          major: entries[i + 2] ?? "", minor: entries[i + 3] ?? "")
+        }
     }
 
     /// The entries of a child's reply: each an 8-byte length (native order; all ones for a NULL

@@ -67,21 +67,26 @@ enum HDF5Library {
             return 0
         }, Unmanaged.passUnretained(box).toOpaque())
         withExtendedLifetime(box) {}
-        let lines = box.records.map { record -> String in
-            let major = message(record.major)
-            let minor = message(record.minor)
-            var line = "\(record.function)()"
-            if !record.detail.isEmpty { line += ": \(record.detail)" }
-            switch (major.isEmpty, minor.isEmpty) {
-            case (false, false): line += " (\(major): \(minor))"
-            case (false, true): line += " (\(major))"
-            case (true, false): line += " (\(minor))"
-            case (true, true): break
-            }
-            return line
+        let lines = box.records.map {
+            formatErrorRecord(function: $0.function, detail: $0.detail, major: message($0.major), minor: message($0.minor))
         }
         mlconv_clear_error_stack()
         return lines
+    }
+
+    /// One libhdf5 error record as mlconv shows it: "function(): detail (major: minor)", the parts
+    /// that are empty left out. Used for the stack taken in process and for the one a probe child
+    /// sends (`HDF5Isolation`).
+    static func formatErrorRecord(function: String, detail: String, major: String, minor: String) -> String {
+        var line = "\(function)()"
+        if !detail.isEmpty { line += ": \(detail)" }
+        switch (major.isEmpty, minor.isEmpty) {
+        case (false, false): line += " (\(major): \(minor))"
+        case (false, true): line += " (\(major))"
+        case (true, false): line += " (\(minor))"
+        case (true, true): break
+        }
+        return line
     }
 
     /// The text of one libhdf5 error message class (major or minor), or "" if unknown.

@@ -1,3 +1,4 @@
+import CHDF5
 import Foundation
 import Diagnostics
 @testable import HDF5
@@ -86,7 +87,56 @@ final class HDF5IsolationTests: XCTestCase {
             XCTAssertEqual(e.kind, .readFailed, e.description)
             XCTAssertEqual(e.attribute, "keras_version")
             XCTAssertTrue(e.libraryStack.contains { $0.hasPrefix("H5") && $0.contains("()") }, e.description)
+            // Formatted as in process: "function(): detail (major: minor)".
+            XCTAssertTrue(e.libraryStack.contains { $0.range(of: #"^H5\w*\(\): .+ \([^():]+: [^()]+\)$"#, options: .regularExpression) != nil },
+                          e.description)
         }
+    }
+
+    /// A child sends four raw fields per error record; they read as `HDF5Library.takeErrorStack`
+    /// lines, empty parts left out, a cut-off record dropped.
+    func testChildErrorStackIsFormattedAsInProcess() {
+        let entries: [String?] = ["H5Aread", "unable to read attribute", "Attribute", "Read failed",
+                                  "H5HG_read", "", "", "Bad value",
+                                  "H5F_block_read", nil, "", "",
+                                  "H5cut", "off"]
+        XCTAssertEqual(HDF5Isolation.errorStack(fromEntries: entries), [
+            "H5Aread(): unable to read attribute (Attribute: Read failed)",
+            "H5HG_read() (Bad value)",
+            "H5F_block_read()",
+        ])
+        XCTAssertEqual(HDF5Library.formatErrorRecord(function: "f", detail: "d", major: "M", minor: ""), "f(): d (M)")
+    }
+
+    /// What a probe child writes to stderr (a dying libhdf5's glibc or sanitizer text) goes to
+    /// /dev/null, unless MLCONV_PROBE_STDERR=1 keeps it (Scripts/fuzz).
+    func testProbeChildrensStderrIsSilencedUnlessAskedFor() throws {
+        func childOutput(keep: Bool) throws -> String {
+            if keep { setenv("MLCONV_PROBE_STDERR", "1", 1) } else { unsetenv("MLCONV_PROBE_STDERR") }
+            defer { unsetenv("MLCONV_PROBE_STDERR") }
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("probe_stderr_\(getpid()).txt").path
+            defer { unlink(path) }
+            let capture = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            XCTAssertGreaterThanOrEqual(capture, 0)
+            fflush(stderr)
+            let saved = dup(STDERR_FILENO)
+            dup2(capture, STDERR_FILENO)
+            close(capture)
+            let child = mlconv_probe_fork(0)
+            if child == 0 {
+                let text = "free(): invalid pointer\n"
+                _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+                _exit(0)
+            }
+            dup2(saved, STDERR_FILENO)
+            close(saved)
+            XCTAssertGreaterThan(child, 0)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            return try String(contentsOfFile: path, encoding: .utf8)
+        }
+        XCTAssertEqual(try childOutput(keep: false), "")
+        XCTAssertEqual(try childOutput(keep: true), "free(): invalid pointer\n")
     }
 
     func testChildRepliesAreDecodedStrictly() {

@@ -294,9 +294,10 @@ func dnnlSourceToDestinationKernel<Desc>(_ desc: inout Desc, src: dnnl_memory_de
 }
 
 /// An executable oneDNN reorder from `from` to `to` (runtime arguments: source, destination)
-/// with `ctx`'s threads; `what` names it in errors.
+/// with `ctx`'s threads, or `threads` when given; `what` names it in errors.
 /// - Throws: `DNNLError` when oneDNN has no reorder between the two descriptors.
-func dnnlReorderExecutable(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, what: String, _ ctx: KernelContext) throws -> DNNLExecutable {
+func dnnlReorderExecutable(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, what: String, _ ctx: KernelContext,
+                           threads: Int32? = nil) throws -> DNNLExecutable {
     var src = from, dst = to
     let engine = try DNNLEngine.get()
     var rpd: dnnl_primitive_desc_t?
@@ -304,7 +305,8 @@ func dnnlReorderExecutable(from: dnnl_memory_desc_t, to: dnnl_memory_desc_t, wha
     guard let rpd else { throw DNNLError(status: dnnl_runtime_error, call: "dnnl_reorder_primitive_desc_create (\(what))") }
     return try DNNLExecutable(pd: DNNLPrimitiveDesc(rpd),
                               runtime: [DNNLArg(arg: mlconv_dnnl_arg_src(), md: src), DNNLArg(arg: mlconv_dnnl_arg_dst(), md: dst)],
-                              constants: [], storage: DNNLStorage(), threads: DNNLRuntime.threads(for: ctx), scratch: ctx.scratch)
+                              constants: [], storage: DNNLStorage(), threads: threads ?? DNNLRuntime.threads(for: ctx),
+                              scratch: ctx.scratch)
 }
 
 /// Owns a primitive descriptor (destroyed on deinit; a primitive keeps its own copy).

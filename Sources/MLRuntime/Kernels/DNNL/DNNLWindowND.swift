@@ -46,7 +46,7 @@ func makeDNNLConvolution(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activati
     // MARK: Winograd convolutions (issue 12)
     if DNNLRuntime.winogradEnabled,
        let winograd = try DNNLWinogradConv2D.make(ctx, geo, activation: activation, residual: residual, weight: weight,
-                                                  plainWeights: plainWeights, bias: bias, biasMD: biasMD) {
+                                                  plainWeights: plainWeights, bias: bias, biasMD: biasMD, src: src, dst: dst) {
         return winograd
     }
     let strides = geo.strides.map { Int64($0) }, dilates = geo.dilations.map { Int64($0 - 1) }

@@ -34,6 +34,9 @@ extension DNNLRuntime {
 /// 28–38 % faster than the direct NHWC kernel (`brgconv`) at 56×56×64 and 28×28×128, 16 % at
 /// 14×14×256, about even at 7×7×512, and slower with fewer than 64 channels; hence `suits(_:)`.
 enum DNNLWinogradConv2D {
+    /// Activation reorders up to this size run on one thread (see `make`).
+    static let singleThreadReorderBytes = 1 << 20
+
     /// Whether Winograd pays for a convolution of this geometry (see the type's documentation).
     static func suits(_ geo: DNNLConvGeometry) -> Bool {
         geo.kernel == [3, 3] && geo.strides == [1, 1] && geo.dilations == [1, 1] && geo.groups == 1
@@ -42,11 +45,11 @@ enum DNNLWinogradConv2D {
 
     /// The Winograd kernel for `geo`, or nil when oneDNN has no Winograd implementation for it
     /// here (no AVX-512, a padding it does not take) or cannot fuse `activation`: the caller
-    /// then builds the direct kernel.
+    /// then builds the direct kernel. `src` / `dst` describe the caller's NHWC buffers.
     /// - Throws: `DNNLError` for oneDNN failures other than "unimplemented".
     static func make(_ ctx: KernelContext, _ geo: DNNLConvGeometry, activation: Activation?, residual: ResidualAdd?,
                      weight: ConstantTensor, plainWeights: dnnl_memory_desc_t, bias: ConstantTensor?,
-                     biasMD: dnnl_memory_desc_t) throws -> Kernel? {
+                     biasMD: dnnl_memory_desc_t, src nhwcSrc: dnnl_memory_desc_t, dst nhwcDst: dnnl_memory_desc_t) throws -> Kernel? {
         guard suits(geo) else { return nil }
         let srcDims = [geo.n, geo.cin] + geo.inSpatial, dstDims = [geo.n, geo.cout] + geo.outSpatial
         var anySrc = try dnnlMD(srcDims, dnnl_format_tag_any)
@@ -82,12 +85,18 @@ enum DNNLWinogradConv2D {
             guard leftover == nil else { return nil }
         }
         let blockedSrc = try pd.md(dnnl_query_src_md), blockedDst = try pd.md(dnnl_query_dst_md)
-        let nhwcSrc = try dnnlMD(srcDims, dnnl_nhwc), nhwcDst = try dnnlMD(dstDims, dnnl_nhwc)
         let convolution = try makeWeightedDNNLExecutable(ctx, pd: pd, weight: weight, plainWeights: plainWeights, bias: bias,
                                                          biasMD: biasMD, src: blockedSrc, dst: blockedDst)
-        let toBlocked = try dnnlReorderExecutable(from: nhwcSrc, to: blockedSrc, what: "winograd convolution", ctx)
-        let fromBlocked = try dnnlReorderExecutable(from: blockedDst, to: nhwcDst, what: "winograd convolution", ctx)
-        let residualToBlocked = residual == nil ? nil : try dnnlReorderExecutable(from: nhwcDst, to: blockedDst, what: "winograd convolution", ctx)
+        // A small reorder runs on the calling thread: on two threads it took 3–4× longer in
+        // ResNet50 (each parallel region wakes a libgomp worker that has gone to sleep since the
+        // last one, mlconv's short spin: docs/PERFORMANCE.md, "Thread pool").
+        func reorderThreads(_ md: dnnl_memory_desc_t) -> Int32? { dnnlMDSize(md) <= Self.singleThreadReorderBytes ? 1 : nil }
+        let toBlocked = try dnnlReorderExecutable(from: nhwcSrc, to: blockedSrc, what: "winograd convolution", ctx,
+                                                  threads: reorderThreads(nhwcSrc))
+        let fromBlocked = try dnnlReorderExecutable(from: blockedDst, to: nhwcDst, what: "winograd convolution", ctx,
+                                                    threads: reorderThreads(nhwcDst))
+        let residualToBlocked = residual == nil ? nil : try dnnlReorderExecutable(from: nhwcDst, to: blockedDst, what: "winograd convolution", ctx,
+                                                                                  threads: reorderThreads(nhwcDst))
         return DNNLBlockedConvolution(toBlocked: toBlocked, convolution: convolution, fromBlocked: fromBlocked,
                                       residualToBlocked: residualToBlocked,
                                       sourceBytes: dnnlMDSize(blockedSrc), destinationBytes: dnnlMDSize(blockedDst),
