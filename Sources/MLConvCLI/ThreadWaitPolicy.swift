@@ -5,7 +5,7 @@ import Foundation
 /// libgomp's wait policy in this process (see `CMLConvStartup/include/mlconv_startup.h` and
 /// docs/PERFORMANCE.md, "Thread pool"), for `predict --benchmark` and `--help`.
 enum ThreadWaitPolicy {
-    /// "GOMP_SPINCOUNT=1000 (mlconv's default)", "OMP_WAIT_POLICY=passive (environment)", …
+    /// "GOMP_SPINCOUNT=3000 (mlconv's default)", "OMP_WAIT_POLICY=passive (environment)", …
     /// (MLCONV_GOMP_DEFAULT=1 marks the value mlconv added.)
     static var summary: String {
         let environment = ProcessInfo.processInfo.environment

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// Issue 12, thread pool: the `mlconv` executable gives libgomp (oneDNN's OpenMP runtime)
-/// GOMP_SPINCOUNT=1000 when the environment chooses no wait policy, by re-executing itself
+/// GOMP_SPINCOUNT=3000 when the environment chooses no wait policy, by re-executing itself
 /// before any library initialises (Sources/CMLConvStartup); the user's setting wins.
 /// `predict --benchmark` reports the policy in effect.
 final class ThreadWaitPolicyTests: XCTestCase {
@@ -43,7 +43,7 @@ final class ThreadWaitPolicyTests: XCTestCase {
     }
 
     func testDefaultSpinCountWhenTheEnvironmentSaysNothing() throws {
-        XCTAssertTrue(try benchmarkLine(environment: [:]).hasSuffix("(2 threads, GOMP_SPINCOUNT=1000 (mlconv's default))"))
+        XCTAssertTrue(try benchmarkLine(environment: [:]).hasSuffix("(2 threads, GOMP_SPINCOUNT=3000 (mlconv's default))"))
     }
 
     func testTheUsersPolicyWins() throws {

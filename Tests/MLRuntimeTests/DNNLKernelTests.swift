@@ -185,6 +185,28 @@ final class DNNLKernelTests: XCTestCase {
         XCTAssertEqual(y0, expected, "the same values with a shared scratch")
     }
 
+    /// Kernels on small tensors run on one thread whatever the configured count (a parallel
+    /// region's wake-up costs more than a second thread gains there); a large input, output or
+    /// weight keeps the configured count.
+    func testSmallKernelsRunOnOneThread() throws {
+        var rng = DNNLTestRNG(seed: 34)
+        func threads(_ node: Node, _ input: TensorType, configured: Int) throws -> Int32 {
+            let ctx = KernelContext(node: node, inputTypes: [input], outputTypes: try node.inferOutputTypes([input]), threadCount: configured)
+            return DNNLRuntime.threads(for: ctx)
+        }
+        let limit = DNNLRuntime.parallelElementThreshold  // 32,768 elements
+        let squeeze = convNode(cin: 64, cout: 16, kernel: [1, 1], strides: [1, 1], dilations: [1, 1], padding: .valid,
+                               groups: 1, bias: true, activation: .swish, rng: &rng)
+        XCTAssertEqual(try threads(squeeze, TensorType([1, 1, 1, 64]), configured: 2), 1, "a squeeze-and-excitation convolution")
+        XCTAssertEqual(try threads(squeeze, TensorType([1, 32, 32, 64]), configured: 2), 2, "65,536 input elements")
+        XCTAssertEqual(try threads(squeeze, TensorType([1, 22, 22, 64]), configured: 2), 1, "30,976 input elements")
+        let wide = convNode(cin: 256, cout: 256, kernel: [1, 1], strides: [1, 1], dilations: [1, 1], padding: .valid,
+                            groups: 1, bias: false, activation: nil, rng: &rng)
+        XCTAssertEqual(try threads(wide, TensorType([1, 1, 1, 256]), configured: 4), 4, "65,536 weights")
+        XCTAssertEqual(try threads(wide, TensorType([1, 1, 1, 256]), configured: 1), 1)
+        XCTAssertGreaterThanOrEqual(limit, 1 << 14)
+    }
+
     /// Geometries Winograd does not pay for (or cannot take) keep the direct kernel.
     func testConv2DWinogradOnlyWhereItPays() throws {
         var rng = DNNLTestRNG(seed: 32)

@@ -54,7 +54,7 @@ _lib = None
 # with it) is loaded, unless the user chose: OMP_WAIT_POLICY or GOMP_SPINCOUNT in the
 # environment win. It has no effect when libgomp is already loaded into this Python process by
 # another package. See docs/PERFORMANCE.md, "Thread pool".
-DEFAULT_GOMP_SPINCOUNT = "1000"
+DEFAULT_GOMP_SPINCOUNT = "3000"
 
 
 def _choose_thread_wait_policy():

@@ -23,7 +23,7 @@ def run_probe(extra_env):
 
 def test_default_spin_count_is_set_before_the_library_loads():
     got = run_probe({})
-    assert got["GOMP_SPINCOUNT"] == "1000"
+    assert got["GOMP_SPINCOUNT"] == "3000"
     assert got["OMP_WAIT_POLICY"] is None
     assert got["libgomp_loaded"], "libmlconv_c should bring libgomp (oneDNN's OpenMP runtime)"
 

@@ -10,7 +10,7 @@
 /// workers spinning so long that on a busy machine they take the CPU from the thread the others
 /// wait for; "passive" (0) costs a wake-up per region on an idle one. docs/PERFORMANCE.md,
 /// "Thread pool", has the measurements.
-#define MLCONV_DEFAULT_GOMP_SPINCOUNT "1000"
+#define MLCONV_DEFAULT_GOMP_SPINCOUNT "3000"
 
 /// How libgomp's wait policy was chosen in this process: "mlconv" when the executable re-executed
 /// itself with GOMP_SPINCOUNT=MLCONV_DEFAULT_GOMP_SPINCOUNT (and MLCONV_GOMP_DEFAULT=1) added,

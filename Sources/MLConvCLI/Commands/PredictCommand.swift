@@ -51,7 +51,7 @@ enum PredictCommand: Command {
                             fill (stretch); default center
       --output-dir DIR      where to write one .npy per output (created if missing)
       --threads N           CPU threads (default: all cores). Idle workers spin briefly, then
-                            sleep: GOMP_SPINCOUNT=1000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT
+                            sleep: GOMP_SPINCOUNT=3000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT
                             is set (docs/PERFORMANCE.md, "Thread pool")
       --reference           run the plain reference kernels instead of oneDNN (slow; for checking)
                             and the graph exactly as stored (no inference passes)

@@ -50,9 +50,22 @@ public enum DNNLRuntime {
         return "\(v.major).\(v.minor).\(v.patch)"
     }
 
-    /// Thread count a kernel prepared with `context` uses.
+    /// Kernels whose inputs, outputs and weights each hold fewer elements than this run on one
+    /// thread whatever the configured count (see `threads(for:)`).
+    static let parallelElementThreshold = 1 << 15
+
+    /// Thread count a kernel prepared with `context` uses: the context's (else the default)
+    /// count, but 1 for a kernel whose every tensor holds fewer than `parallelElementThreshold`
+    /// elements (128 KiB of float32). A parallel region costs a wake-up of libgomp's workers,
+    /// which sleep between kernels (mlconv's spin count, docs/PERFORMANCE.md "Thread pool"), and
+    /// on a busy machine a wait for a descheduled one; on work this small that costs more than a
+    /// second thread gains (EfficientNetB0's squeeze-and-excitation ops, ONNX Runtime's cost model).
     static func threads(for context: KernelContext) -> Int32 {
-        Int32(clamping: context.threadCount > 0 ? context.threadCount : threadCount)
+        let n = context.threadCount > 0 ? context.threadCount : threadCount
+        guard n > 1 else { return Int32(clamping: n) }
+        let largest = (context.inputTypes.map(\.elementCount) + context.outputTypes.map(\.elementCount)
+            + context.node.weights.values.map(\.elementCount)).max() ?? 0
+        return largest < parallelElementThreshold ? 1 : Int32(clamping: n)
     }
 }
 
