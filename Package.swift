@@ -2,7 +2,7 @@
 // mlconv: convert, compress, compile and run Core ML / Keras neural networks on Linux.
 //
 // Module graph (see docs/ARCHITECTURE.md):
-//   C shims (system libraries, no stable API): CHDF5, CDNNL, CZip
+//   C shims (system libraries, no stable API): CHDF5, CDNNL, CZip, CXXHash
 //   Diagnostics    the one error model: MLConvDiagnostic, exit-code categories, renderer, --max-memory (docs/ERRORS.md)
 //   AtomicFile     atomic file replacement (temp + fsync + rename, signal and kill -9 cleanup)
 //   MLGraph        typed graph IR, shape inference, verifier (pure Swift)
@@ -47,6 +47,9 @@ let package = Package(
         // libzip: Keras 3 `.keras` archives (zip of config.json + model.weights.h5).
         .systemLibrary(name: "CZip", pkgConfig: "libzip",
                        providers: [.apt(["libzip-dev"])]),
+        // xxHash: the .mlbundle checksum (XXH64) and the model cache's keys.
+        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash",
+                       providers: [.apt(["libxxhash-dev"])]),
         // libpng + libjpeg(-turbo) behind a small C wrapper (libjpeg reports errors by longjmp).
         .target(name: "CImageIO",
                 linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]),
@@ -63,7 +66,7 @@ let package = Package(
         .target(name: "MLGraph", dependencies: ["Diagnostics"]),
         .target(name: "HDF5", dependencies: ["CHDF5", "Diagnostics"]),
         .target(name: "KerasFrontend", dependencies: ["MLGraph", "HDF5", "CZip", "Diagnostics"]),
-        .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile", "Diagnostics"]),
+        .target(name: "MLBundle", dependencies: ["MLGraph", "AtomicFile", "Diagnostics", "CXXHash"]),
         .target(name: "CoreMLFormat", dependencies: ["MLGraph", "CCoreMLProto", "AtomicFile", "Diagnostics"],
                 exclude: ["proto"]),
         .target(name: "MLPasses", dependencies: ["MLGraph", "CoreMLFormat", "Diagnostics"]),  // CoreMLFormat: ML program compression (MLProgram/)

@@ -140,5 +140,13 @@ final class BundleRoundTripTests: XCTestCase {
             }
             XCTAssertEqual(h.finalize(), 0xE921_A1B4_5BD7_79F8, "pieces of \(split)")
         }
+        // A value type: a copy goes on independently of the original.
+        var ab = XXH64()
+        ab.update(Array("ab".utf8))
+        var abc = ab
+        abc.update(Array("c".utf8))
+        XCTAssertEqual(ab.finalize(), XXH64.hash(Array("ab".utf8)))
+        XCTAssertEqual(abc.finalize(), 0x44BC_2CF5_AD77_0999)
+        XCTAssertEqual(XXH64.hash(Array("abc".utf8), seed: 1), { var h = XXH64(seed: 1); h.update(Array("abc".utf8)); return h.finalize() }())
     }
 }
