@@ -34,13 +34,9 @@ public final class ScratchArena: @unchecked Sendable {
     func withBuffer<R>(bytes: Int, _ body: (UnsafeMutableRawPointer) throws -> R) rethrows -> R {
         let need = Swift.max(64, (bytes + 63) / 64 * 64)
         var buffer = idle.withLock { list -> Buffer? in
-            var best: Int? = nil
-            for (i, b) in list.enumerated() where b.bytes >= need && (best.map { b.bytes < list[$0].bytes } ?? true) {
-                best = i
-            }
-            if let best { return list.remove(at: best) }
-            guard let largest = list.indices.max(by: { list[$0].bytes < list[$1].bytes }) else { return nil }
-            return list.remove(at: largest)
+            let sizes = list.map(\.bytes)
+            let smallestFitting = sizes.indices.filter { sizes[$0] >= need }.min { sizes[$0] < sizes[$1] }
+            return (smallestFitting ?? sizes.indices.max { sizes[$0] < sizes[$1] }).map { list.remove(at: $0) }
         }
         if let b = buffer, b.bytes < need {
             b.pointer.deallocate()

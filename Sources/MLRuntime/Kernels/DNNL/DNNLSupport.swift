@@ -442,7 +442,6 @@ final class DNNLExecutionContext: @unchecked Sendable {
     let args: [dnnl_exec_arg_t]
     /// The context's own scratchpad buffer (`ownScratchpad`), else nil.
     private let ownedScratchpad: UnsafeMutableRawPointer?
-    var ownsScratchpad: Bool { ownedScratchpad != nil }
 
     /// - Parameter ownScratchpad: allocate a scratchpad that stays bound to this context (for a
     ///   caller that runs the primitive many times in a row, as the recurrent kernels do) instead
@@ -607,7 +606,8 @@ final class DNNLExecutable: @unchecked Sendable {
             }
             return s == dnnl_success && dnnl_stream_wait(c.stream) == dnnl_success
         }
-        guard let scratchpad = c.scratchpadMemory, c.ownsScratchpad == false else { return run() }
+        // Its contexts never own a scratchpad (`acquire` makes them without `ownScratchpad`).
+        guard let scratchpad = c.scratchpadMemory else { return run() }
         return scratch.withBuffer(bytes: scratchpadBytes) { buffer in
             dnnl_memory_set_data_handle_v2(scratchpad, buffer, c.stream) == dnnl_success && run()
         }
